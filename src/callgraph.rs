@@ -1,0 +1,138 @@
+//! Resolves every call site to the functions it may run.
+//!
+//! C++ is resolved by name, without types (see docs/call-graph.md for what that misses and what it
+//! over-approximates):
+//! 1. a qualified or unqualified name is looked up through the caller's enclosing scopes (innermost
+//!    first), then through its `using` directives, then as written;
+//! 2. failing that, by the name's last segments when exactly one qualified name ends with them;
+//! 3. `this->f()` goes to the caller's own class, then like `x.f()`;
+//! 4. `x.f()` / `p->f()` with an unknown receiver type goes to every method named `f`.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::model::{CallTarget, FnId, FunctionKind, Program, Receiver};
+
+pub struct CallGraph {
+    /// For each function, for each of its call sites, the functions the call may run.
+    callees: Vec<Vec<Vec<FnId>>>,
+    /// For each binding, the functions its callable names, resolved from its registrar's scope.
+    binding_targets: Vec<Vec<FnId>>,
+}
+
+struct Index<'p> {
+    program: &'p Program,
+    by_qualname: HashMap<&'p str, Vec<FnId>>,
+    by_name: HashMap<&'p str, Vec<FnId>>,
+    methods: HashMap<&'p str, Vec<FnId>>,
+}
+
+impl CallGraph {
+    pub fn build(program: &Program) -> Self {
+        let index = Index::new(program);
+        let callees = program
+            .functions
+            .iter()
+            .enumerate()
+            .map(|(caller, f)| f.calls.iter().map(|c| index.resolve(caller, &c.target)).collect())
+            .collect();
+        let binding_targets =
+            program.bindings.iter().map(|b| index.resolve(b.registrar, &b.target)).collect();
+        CallGraph { callees, binding_targets }
+    }
+
+    pub fn callees(&self, caller: FnId, call: usize) -> &[FnId] {
+        &self.callees[caller][call]
+    }
+
+    pub fn binding_targets(&self, binding: usize) -> &[FnId] {
+        &self.binding_targets[binding]
+    }
+}
+
+impl<'p> Index<'p> {
+    fn new(program: &'p Program) -> Self {
+        let mut by_qualname: HashMap<&str, Vec<FnId>> = HashMap::new();
+        let mut by_name: HashMap<&str, Vec<FnId>> = HashMap::new();
+        let mut methods: HashMap<&str, Vec<FnId>> = HashMap::new();
+        let class_names: HashSet<&str> = program
+            .classes
+            .iter()
+            .map(|c| c.rsplit("::").next().unwrap_or(c))
+            .chain(program.classes.iter().map(String::as_str))
+            .collect();
+        for (id, f) in program.functions.iter().enumerate() {
+            if f.kind == FunctionKind::Lambda {
+                continue;
+            }
+            by_qualname.entry(&f.qualname).or_default().push(id);
+            by_name.entry(&f.name).or_default().push(id);
+            // An out-of-line definition `A::f` is a method when `A` is a known class.
+            let owner = f.qualname.rsplit_once("::").map(|(owner, _)| owner);
+            let out_of_line_method = owner.is_some_and(|o| {
+                class_names.contains(o) || class_names.contains(o.rsplit("::").next().unwrap_or(o))
+            });
+            if f.kind == FunctionKind::Method || out_of_line_method {
+                methods.entry(&f.name).or_default().push(id);
+            }
+        }
+        Index { program, by_qualname, by_name, methods }
+    }
+
+    fn resolve(&self, caller: FnId, target: &CallTarget) -> Vec<FnId> {
+        match target {
+            CallTarget::Direct(id) => vec![*id],
+            CallTarget::Named { path, receiver: Receiver::None } => self.resolve_path(caller, path),
+            CallTarget::Named { path, receiver: Receiver::This } => {
+                let own = self.in_scopes(caller, path);
+                if own.is_empty() { self.methods_named(path) } else { own }
+            }
+            CallTarget::Named { path, receiver: Receiver::Object } => self.methods_named(path),
+        }
+    }
+
+    fn methods_named(&self, name: &str) -> Vec<FnId> {
+        self.methods.get(name).cloned().unwrap_or_default()
+    }
+
+    /// `path` looked up in the caller's scopes, innermost first.
+    fn in_scopes(&self, caller: FnId, path: &str) -> Vec<FnId> {
+        let scope = &self.program.functions[caller].scope;
+        (0..=scope.len())
+            .rev()
+            .find_map(|n| {
+                let qualified = scope[..n].iter().map(String::as_str).chain([path]).collect::<Vec<_>>();
+                self.by_qualname.get(qualified.join("::").as_str())
+            })
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn resolve_path(&self, caller: FnId, path: &str) -> Vec<FnId> {
+        let found = self.in_scopes(caller, path);
+        if !found.is_empty() {
+            return found;
+        }
+        for using in &self.program.functions[caller].usings {
+            if let Some(found) = self.by_qualname.get(format!("{using}::{path}").as_str()) {
+                return found.clone();
+            }
+        }
+        // The unique qualified name that ends with `path`.
+        let last = path.rsplit("::").next().unwrap_or(path);
+        let suffix = format!("::{path}");
+        let candidates: Vec<FnId> = self
+            .by_name
+            .get(last)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&id| {
+                let q = &self.program.functions[id].qualname;
+                q == path || q.ends_with(&suffix)
+            })
+            .collect();
+        let qualnames: HashSet<&str> =
+            candidates.iter().map(|&id| self.program.functions[id].qualname.as_str()).collect();
+        if qualnames.len() == 1 { candidates } else { Vec::new() }
+    }
+}

@@ -1,0 +1,37 @@
+//! What a rule reports, independent of how it is rendered.
+
+use serde::Serialize;
+
+use crate::model::Span;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One hop of the path that leads to a finding.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub span: Span,
+    /// The function the hop is in (for a binding: its Python name).
+    pub function: String,
+    pub note: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub rule: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    /// The root cause: where the fix goes.
+    pub primary: Span,
+    pub primary_label: String,
+    /// The function that contains the primary location.
+    pub function: String,
+    /// From the binding to the primary location.
+    pub trace: Vec<Step>,
+    pub notes: Vec<String>,
+    pub help: Option<String>,
+}

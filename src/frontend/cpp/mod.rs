@@ -1,0 +1,708 @@
+//! The C/C++/CUDA front-end: tree-sitter-cpp over the pre-passed text, walked once to fill the
+//! language-neutral model.
+
+mod prepass;
+
+use std::collections::HashMap;
+
+use tree_sitter::{Node, Parser};
+
+use crate::knowledge::Knowledge;
+use crate::model::{
+    Binding, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState, GilSwitch,
+    LockKind, LockRegion, PyUse, Receiver, Span,
+};
+
+pub use prepass::neutralise;
+
+/// Syntax trees deeper than this are not walked further (generated or hostile input); what lies
+/// below is ignored rather than overflowing the stack.
+const MAX_DEPTH: usize = 1_000;
+
+pub fn parse(text: &str) -> Option<tree_sitter::Tree> {
+    let mut parser = Parser::new();
+    parser
+        .set_language(&tree_sitter_cpp::LANGUAGE.into())
+        .expect("tree-sitter-cpp's ABI is supported by the pinned tree-sitter runtime");
+    parser.parse(text, None)
+}
+
+/// Bytes covered by ERROR nodes and missing tokens, to measure how much of a file the grammar
+/// could not read.
+pub fn error_bytes(tree: &tree_sitter::Tree) -> usize {
+    let mut total = 0;
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        if node.is_error() {
+            total += node.byte_range().len();
+        } else if node.has_error() {
+            let mut cursor = node.walk();
+            stack.extend(node.children(&mut cursor));
+        }
+    }
+    total
+}
+
+/// Extracts the model of one file. Spans carry file id 0; [`crate::model::Program::add_file`]
+/// sets the real one.
+pub fn extract(text: &str, knowledge: &Knowledge) -> FileModel {
+    let cleaned = neutralise(text, knowledge);
+    let Some(tree) = parse(&cleaned) else {
+        return FileModel::default();
+    };
+    let mut walker = Walker {
+        src: cleaned.as_bytes(),
+        k: knowledge,
+        model: FileModel::default(),
+        scope: Vec::new(),
+        usings: Vec::new(),
+        aliases: HashMap::new(),
+        frames: Vec::new(),
+        depth: 0,
+    };
+    walker.visit(tree.root_node());
+    walker.model
+}
+
+#[derive(Clone, Copy)]
+enum Local {
+    /// A lambda bound to a name: calling the name runs it.
+    Lambda(FnId),
+    /// A Python object that runs Python code when called.
+    PyCallable,
+}
+
+/// The function whose body is being walked.
+struct Frame {
+    id: FnId,
+    locals: HashMap<String, Local>,
+    /// Ends of the enclosing blocks, innermost last: a guard lives to the end of its block.
+    block_ends: Vec<u32>,
+    lambdas: usize,
+}
+
+struct Walker<'a> {
+    src: &'a [u8],
+    k: &'a Knowledge,
+    model: FileModel,
+    /// Enclosing namespaces and classes.
+    scope: Vec<String>,
+    usings: Vec<String>,
+    /// `namespace py = pybind11;`
+    aliases: HashMap<String, String>,
+    frames: Vec<Frame>,
+    depth: usize,
+}
+
+fn span(node: Node) -> Span {
+    Span { file: 0, start: node.start_byte() as u32, end: node.end_byte() as u32 }
+}
+
+impl<'a> Walker<'a> {
+    fn text(&self, node: Node) -> &'a str {
+        std::str::from_utf8(&self.src[node.byte_range()]).unwrap_or("")
+    }
+
+    /// A name as written, with whitespace, template arguments and namespace aliases removed:
+    /// `py::cast<int>` -> `pybind11::cast`... except that aliases to framework namespaces are kept
+    /// as written, since the knowledge lists both spellings.
+    fn path(&self, node: Node) -> String {
+        let mut out = String::new();
+        let mut depth = 0;
+        for c in self.text(node).chars() {
+            match c {
+                '<' => depth += 1,
+                '>' if depth > 0 => depth -= 1,
+                _ if depth > 0 || c.is_whitespace() => {}
+                _ => out.push(c),
+            }
+        }
+        let out = out.trim_start_matches("::").to_string();
+        match out.split_once("::") {
+            Some((head, tail)) if !self.k.is_framework_namespace(head) => {
+                match self.aliases.get(head) {
+                    Some(target) => format!("{target}::{tail}"),
+                    None => out,
+                }
+            }
+            _ => out,
+        }
+    }
+
+    /// Whether `path` names an entry of `set`, also through `using namespace pybind11;`.
+    fn names(&self, set: &crate::knowledge::NameSet, path: &str) -> bool {
+        set.contains(path)
+            || !path.contains("::")
+                && self
+                    .usings
+                    .iter()
+                    .filter(|u| self.k.is_framework_namespace(u))
+                    .any(|u| set.contains(&format!("{u}::{path}")))
+    }
+
+    fn frame(&mut self) -> Option<&mut Frame> {
+        self.frames.last_mut()
+    }
+
+    fn function(&mut self) -> Option<&mut Function> {
+        let id = self.frames.last()?.id;
+        Some(&mut self.model.functions[id])
+    }
+
+    fn block_end(&self) -> u32 {
+        self.frames.last().and_then(|f| f.block_ends.last().copied()).unwrap_or(u32::MAX)
+    }
+
+    fn visit(&mut self, node: Node) {
+        if self.depth >= MAX_DEPTH {
+            return;
+        }
+        self.depth += 1;
+        self.visit_node(node);
+        self.depth -= 1;
+    }
+
+    fn visit_children(&mut self, node: Node) {
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            self.visit(child);
+        }
+    }
+
+    fn visit_node(&mut self, node: Node) {
+        match node.kind() {
+            "namespace_definition" => {
+                let names: Vec<String> = node
+                    .child_by_field_name("name")
+                    .map(|n| self.path(n).split("::").map(str::to_string).collect())
+                    .unwrap_or_else(|| vec!["(anonymous)".to_string()]);
+                let depth = self.scope.len();
+                self.scope.extend(names);
+                if let Some(body) = node.child_by_field_name("body") {
+                    self.visit_children(body);
+                }
+                self.scope.truncate(depth);
+            }
+            "namespace_alias_definition" => {
+                let mut cursor = node.walk();
+                let parts: Vec<Node> = node.named_children(&mut cursor).collect();
+                if let [alias, .., target] = parts[..] {
+                    self.aliases.insert(self.text(alias).to_string(), self.path(target));
+                }
+            }
+            "using_declaration" => {
+                let mut cursor = node.walk();
+                if let Some(name) = node.named_children(&mut cursor).last() {
+                    let path = self.path(name);
+                    let is_namespace = self.text(node).contains("namespace");
+                    // `using ns::f;` makes `ns` visible for the one name: close enough.
+                    let visible = if is_namespace {
+                        path
+                    } else {
+                        path.rsplit_once("::").map_or(path.clone(), |(ns, _)| ns.to_string())
+                    };
+                    self.usings.push(visible);
+                }
+            }
+            "class_specifier" | "struct_specifier" | "union_specifier" => {
+                let (Some(name), Some(body)) =
+                    (node.child_by_field_name("name"), node.child_by_field_name("body"))
+                else {
+                    return self.visit_children(node);
+                };
+                let depth = self.scope.len();
+                self.scope.extend(self.path(name).split("::").map(str::to_string));
+                self.model.classes.push(self.scope.join("::"));
+                self.visit_children(body);
+                self.scope.truncate(depth);
+            }
+            "function_definition" => self.visit_function(node),
+            "lambda_expression" => {
+                let id = self.visit_lambda(node);
+                self.add_call(node, CallTarget::Direct(id));
+            }
+            "compound_statement" => {
+                let end = node.end_byte() as u32;
+                if let Some(frame) = self.frame() {
+                    frame.block_ends.push(end);
+                }
+                self.visit_children(node);
+                if let Some(frame) = self.frame() {
+                    frame.block_ends.pop();
+                }
+            }
+            "call_expression" => self.visit_call(node),
+            "declaration" => self.visit_declaration(node),
+            "identifier" => self.visit_identifier(node),
+            _ => self.visit_children(node),
+        }
+    }
+
+    fn new_function(
+        &mut self,
+        name: String,
+        qualname: String,
+        scope: Vec<String>,
+        kind: FunctionKind,
+        name_span: Span,
+    ) -> FnId {
+        self.model.functions.push(Function {
+            name,
+            qualname,
+            scope,
+            usings: self.usings.clone(),
+            kind,
+            span: name_span,
+            calls: Vec::new(),
+            py_uses: Vec::new(),
+            gil_switches: Vec::new(),
+            lock_regions: Vec::new(),
+        });
+        self.model.functions.len() - 1
+    }
+
+    fn visit_function(&mut self, node: Node) {
+        let (Some(declarator), Some(body)) =
+            (node.child_by_field_name("declarator"), node.child_by_field_name("body"))
+        else {
+            return self.visit_children(node);
+        };
+        let Some(function_declarator) = find_kind(declarator, "function_declarator") else {
+            return self.visit_children(node);
+        };
+        let Some(name_node) = function_declarator.child_by_field_name("declarator") else {
+            return;
+        };
+        let written = self.path(name_node);
+        let mut segments: Vec<String> = written.split("::").map(str::to_string).collect();
+        let name = segments.pop().unwrap_or_default();
+        let in_class = matches!(
+            node.parent().map(|p| p.kind()),
+            Some("field_declaration_list" | "template_declaration")
+        ) && self.inside_class(node);
+        let mut scope = self.scope.clone();
+        scope.extend(segments);
+        let mut qualname = scope.clone();
+        qualname.push(name.clone());
+        let kind = if in_class { FunctionKind::Method } else { FunctionKind::Free };
+        // `PYBIND11_MODULE(name, m)` reads as a function named after the macro; name it after the
+        // module instead so two modules stay apart.
+        let qualname = if self.k.module_macros.contains(&name) {
+            let module = function_declarator
+                .child_by_field_name("parameters")
+                .and_then(|p| p.named_child(0))
+                .map_or("", |p| self.text(p));
+            format!("{}({module})", qualname.join("::"))
+        } else {
+            qualname.join("::")
+        };
+        let id = self.new_function(name, qualname, scope, kind, span(name_node));
+        self.enter(id, function_declarator.child_by_field_name("parameters"), body);
+    }
+
+    fn inside_class(&self, node: Node) -> bool {
+        let mut parent = node.parent();
+        while let Some(p) = parent {
+            match p.kind() {
+                "field_declaration_list" => return true,
+                "template_declaration" => parent = p.parent(),
+                _ => return false,
+            }
+        }
+        false
+    }
+
+    /// Walks a function body with a fresh frame.
+    fn enter(&mut self, id: FnId, parameters: Option<Node>, body: Node) {
+        let mut frame =
+            Frame { id, locals: HashMap::new(), block_ends: Vec::new(), lambdas: 0 };
+        if let Some(parameters) = parameters {
+            let mut cursor = parameters.walk();
+            for parameter in parameters.named_children(&mut cursor) {
+                if let (Some(ty), Some(decl)) = (
+                    parameter.child_by_field_name("type"),
+                    parameter.child_by_field_name("declarator"),
+                ) && self.names(&self.k.callable_types, &self.path(ty))
+                    && let Some(name) = declared_name(decl)
+                {
+                    frame.locals.insert(self.text(name).to_string(), Local::PyCallable);
+                }
+            }
+        }
+        self.frames.push(frame);
+        let saved_scope = std::mem::take(&mut self.scope);
+        self.scope = self.model.functions[id].scope.clone();
+        self.visit(body);
+        self.scope = saved_scope;
+        self.frames.pop();
+    }
+
+    /// Creates the lambda's function and walks its body; the caller decides how it is run.
+    fn visit_lambda(&mut self, node: Node) -> FnId {
+        let (parent_qualname, parent_scope, number) = match self.frames.last_mut() {
+            Some(frame) => {
+                frame.lambdas += 1;
+                let parent = &self.model.functions[frame.id];
+                (parent.qualname.clone(), parent.scope.clone(), frame.lambdas)
+            }
+            None => (self.scope.join("::"), self.scope.clone(), 0),
+        };
+        let qualname = if parent_qualname.is_empty() {
+            format!("{{lambda#{number}}}")
+        } else {
+            format!("{parent_qualname}::{{lambda#{number}}}")
+        };
+        let introducer = node.child_by_field_name("captures").unwrap_or(node);
+        let id = self.new_function(
+            "{lambda}".to_string(),
+            qualname,
+            parent_scope,
+            FunctionKind::Lambda,
+            span(introducer),
+        );
+        let parameters = node
+            .child_by_field_name("declarator")
+            .and_then(|d| d.child_by_field_name("parameters"));
+        match node.child_by_field_name("body") {
+            Some(body) => self.enter(id, parameters, body),
+            None => {}
+        }
+        id
+    }
+
+    fn add_call(&mut self, node: Node, target: CallTarget) {
+        let site = CallSite { span: span(node), target };
+        if let Some(function) = self.function() {
+            function.calls.push(site);
+        }
+    }
+
+    fn add_py_use(&mut self, node: Node, what: String) {
+        let use_ = PyUse { span: span(node), what };
+        if let Some(function) = self.function() {
+            function.py_uses.push(use_);
+        }
+    }
+
+    fn add_gil_switch(&mut self, node: Node, to: GilState, what: String) {
+        let scope = node.start_byte() as u32..self.block_end();
+        let switch = GilSwitch { span: span(node), to, scope, what };
+        if let Some(function) = self.function() {
+            function.gil_switches.push(switch);
+        }
+    }
+
+    fn visit_identifier(&mut self, node: Node) {
+        let name = self.text(node);
+        if self.k.release_macros.contains(name) {
+            self.add_gil_switch(node, GilState::Released, format!("`{name}`"));
+        } else if self.k.acquire_macros.contains(name) {
+            self.add_gil_switch(node, GilState::Held, format!("`{name}`"));
+        }
+    }
+
+    fn visit_call(&mut self, node: Node) {
+        let (Some(callee), Some(arguments)) =
+            (node.child_by_field_name("function"), node.child_by_field_name("arguments"))
+        else {
+            return self.visit_children(node);
+        };
+        let args: Vec<Node> = {
+            let mut cursor = arguments.walk();
+            arguments.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect()
+        };
+        match callee.kind() {
+            "field_expression" => return self.visit_member_call(node, callee, &args),
+            "identifier" | "qualified_identifier" | "template_function" => {}
+            _ => return self.visit_children(node),
+        }
+        let path = self.path(callee);
+        let shown = self.text(callee).split('<').next().unwrap_or("").trim().to_string();
+        if self.names(&self.k.once_calls, &path) {
+            self.visit_once(node, &args);
+        } else if self.names(&self.k.release_calls, &path) {
+            self.add_gil_switch(node, GilState::Released, format!("`{shown}()`"));
+        } else if self.names(&self.k.acquire_calls, &path) {
+            self.add_gil_switch(node, GilState::Held, format!("`{shown}()`"));
+        } else if self.names(&self.k.python_calls, &path) {
+            self.add_py_use(callee, format!("`{shown}`"));
+        } else if self.names(&self.k.python_types, &path) {
+            self.add_py_use(callee, format!("constructing `{shown}`"));
+        } else if !path.contains("::") && self.k.is_c_api_call(&path) {
+            self.add_py_use(callee, format!("`{shown}`"));
+        } else {
+            let local = self.frames.last().and_then(|f| f.locals.get(&path).copied());
+            match local {
+                Some(Local::PyCallable) => {
+                    self.add_py_use(callee, format!("calling the Python object `{shown}`"))
+                }
+                Some(Local::Lambda(id)) => self.add_call(callee, CallTarget::Direct(id)),
+                None => self.add_call(callee, CallTarget::Named { path, receiver: Receiver::None }),
+            }
+        }
+        self.visit(arguments);
+    }
+
+    /// `std::call_once(flag, callable, args...)`: the callable runs holding `flag`.
+    fn visit_once(&mut self, node: Node, args: &[Node]) {
+        let Some((flag, rest)) = args.split_first() else {
+            return;
+        };
+        let region = LockRegion {
+            span: span(node),
+            kind: LockKind::Once,
+            lock: self.path(*flag),
+            scope: flag.end_byte() as u32..node.end_byte() as u32,
+        };
+        if let Some(function) = self.function() {
+            function.lock_regions.push(region);
+        }
+        if let Some(callable) = rest.first()
+            && let Some(name) = function_reference(*callable)
+        {
+            let path = self.path(name);
+            self.add_call(name, CallTarget::Named { path, receiver: Receiver::None });
+        }
+        for arg in rest {
+            self.visit(*arg);
+        }
+    }
+
+    fn visit_member_call(&mut self, node: Node, callee: Node, args: &[Node]) {
+        let Some(field) = callee.child_by_field_name("field") else {
+            return self.visit_children(node);
+        };
+        let method = self.path(field);
+        let receiver = callee.child_by_field_name("argument");
+        if self.k.def_methods.contains(&method) || self.k.property_methods.contains(&method) {
+            if self.register_binding(node, &method, receiver, args) {
+                return;
+            }
+        }
+        if self.k.member_calls.contains(&method) {
+            self.add_py_use(field, format!("`.{method}()`"));
+        } else {
+            let receiver_kind = match receiver.map(|r| r.kind()) {
+                Some("this") => Receiver::This,
+                _ => Receiver::Object,
+            };
+            self.add_call(field, CallTarget::Named { path: method, receiver: receiver_kind });
+        }
+        self.visit_children(node);
+    }
+
+    /// `x.def("name", callable, extra...)`: returns false when it is not a binding after all.
+    fn register_binding(
+        &mut self,
+        node: Node,
+        method: &str,
+        receiver: Option<Node>,
+        args: &[Node],
+    ) -> bool {
+        let Some(registrar) = self.frames.last().map(|f| f.id) else {
+            return false;
+        };
+        let Some((first, rest)) = args.split_first() else {
+            return false;
+        };
+        // `def(py::init(...))` binds a constructor: the callable is inside the first argument.
+        let (name, callables) = if first.kind() == "string_literal" {
+            let count = if self.k.property_methods.contains(method) { 2 } else { 1 };
+            let name = string_content(self.text(*first));
+            (name, rest.iter().take(count).copied().collect::<Vec<_>>())
+        } else if first.kind() == "call_expression" {
+            ("__init__".to_string(), vec![*first])
+        } else {
+            return false;
+        };
+        let name = match receiver.and_then(|r| self.class_name(r)) {
+            Some(class) => format!("{class}.{name}"),
+            None => name,
+        };
+        let guard = args.iter().find_map(|arg| self.release_call_guard(*arg));
+        let entry = if guard.is_some() { GilState::Released } else { GilState::Held };
+        if let Some(receiver) = receiver {
+            self.visit(receiver);
+        }
+        for arg in args {
+            if !callables.iter().any(|c| c.id() == arg.id()) {
+                self.visit(*arg);
+                continue;
+            }
+            let Some(target) = self.binding_target(*arg) else {
+                self.visit(*arg);
+                continue;
+            };
+            self.model.bindings.push(Binding {
+                name: name.clone(),
+                span: span(node),
+                registrar,
+                target,
+                entry,
+                guard: guard.clone(),
+            });
+        }
+        true
+    }
+
+    /// What a binding's callable argument names: a function (through `&`, `py::overload_cast`,
+    /// `py::init`) or a lambda, which is walked here.
+    fn binding_target(&mut self, arg: Node) -> Option<CallTarget> {
+        let mut node = arg;
+        loop {
+            match node.kind() {
+                "lambda_expression" => return Some(CallTarget::Direct(self.visit_lambda(node))),
+                "pointer_expression" | "parenthesized_expression" | "cast_expression" => {
+                    node = node.child_by_field_name("argument").or_else(|| {
+                        node.child_by_field_name("value").or_else(|| node.named_child(0))
+                    })?;
+                }
+                "call_expression" => {
+                    let callee = self.path(node.child_by_field_name("function")?);
+                    let last = callee.rsplit("::").next().unwrap_or("");
+                    if !self.k.callable_wrappers.contains(last) {
+                        return None;
+                    }
+                    node = node.child_by_field_name("arguments")?.named_child(0)?;
+                }
+                "identifier" | "qualified_identifier" | "template_function" => {
+                    let path = self.path(node);
+                    return Some(CallTarget::Named { path, receiver: Receiver::None });
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// `py::call_guard<py::gil_scoped_release>()`: the argument's span and text.
+    fn release_call_guard(&self, arg: Node) -> Option<(Span, String)> {
+        let text = self.text(arg);
+        let (head, tail) = text.split_once('<')?;
+        if !self.names(&self.k.call_guards, &self.path_of_text(head)) {
+            return None;
+        }
+        let releases = tail
+            .split(|c: char| matches!(c, ',' | '<' | '>' | '(' | ')'))
+            .map(|t| self.path_of_text(t))
+            .any(|t| self.names(&self.k.release_guards, &t));
+        releases.then(|| (span(arg), text.to_string()))
+    }
+
+    fn path_of_text(&self, text: &str) -> String {
+        text.chars().filter(|c| !c.is_whitespace()).collect::<String>().trim_start_matches("::").to_string()
+    }
+
+    /// The Python class name of `py::class_<T>(m, "Name")...`, following a `.def(...)` chain.
+    fn class_name(&self, mut receiver: Node) -> Option<String> {
+        loop {
+            if receiver.kind() != "call_expression" {
+                return None;
+            }
+            let callee = receiver.child_by_field_name("function")?;
+            if callee.kind() == "field_expression" {
+                receiver = callee.child_by_field_name("argument")?;
+                continue;
+            }
+            let path = self.path(callee);
+            if !path.ends_with("class_") && !path.ends_with("enum_") {
+                return None;
+            }
+            let args = receiver.child_by_field_name("arguments")?;
+            let mut cursor = args.walk();
+            let name = args.named_children(&mut cursor).find(|a| a.kind() == "string_literal")?;
+            return Some(string_content(self.text(name)));
+        }
+    }
+
+    fn visit_declaration(&mut self, node: Node) {
+        let Some(ty) = node.child_by_field_name("type") else {
+            return self.visit_children(node);
+        };
+        let ty_path = self.path(ty);
+        let shown = self.text(ty).split('<').next().unwrap_or("").trim().to_string();
+        let in_function = !self.frames.is_empty();
+        let is_static = in_function && {
+            let mut cursor = node.walk();
+            node.children(&mut cursor)
+                .any(|c| c.kind() == "storage_class_specifier" && self.text(c) == "static")
+        };
+        let mut cursor = node.walk();
+        let declarators: Vec<Node> = node.children_by_field_name("declarator", &mut cursor).collect();
+        for declarator in declarators {
+            let value = match declarator.kind() {
+                "init_declarator" => declarator.child_by_field_name("value"),
+                _ => None,
+            };
+            let name = declared_name(declarator).map(|n| self.text(n).to_string());
+            if in_function {
+                if self.names(&self.k.release_guards, &ty_path) {
+                    self.add_gil_switch(node, GilState::Released, format!("`{shown}`"));
+                } else if self.names(&self.k.acquire_guards, &ty_path) {
+                    self.add_gil_switch(node, GilState::Held, format!("`{shown}`"));
+                } else if self.names(&self.k.python_types, &ty_path)
+                    && value.is_none_or(|v| matches!(v.kind(), "argument_list" | "initializer_list"))
+                {
+                    self.add_py_use(declarator, format!("constructing `{shown}`"));
+                }
+                if let Some(name) = &name
+                    && self.names(&self.k.callable_types, &ty_path)
+                    && let Some(frame) = self.frame()
+                {
+                    frame.locals.insert(name.clone(), Local::PyCallable);
+                }
+            }
+            let Some(value) = value else { continue };
+            if is_static && self.k.static_locals {
+                let owner = self.frames.last().map(|f| self.model.functions[f.id].qualname.clone());
+                let region = LockRegion {
+                    span: span(declarator),
+                    kind: LockKind::StaticInit,
+                    lock: format!("{}::{}", owner.unwrap_or_default(), name.clone().unwrap_or_default()),
+                    scope: value.start_byte() as u32..value.end_byte() as u32,
+                };
+                if let Some(function) = self.function() {
+                    function.lock_regions.push(region);
+                }
+            }
+            if value.kind() == "lambda_expression" && in_function && !is_static {
+                let id = self.visit_lambda(value);
+                if let (Some(name), Some(frame)) = (name, self.frame()) {
+                    frame.locals.insert(name, Local::Lambda(id));
+                }
+            } else {
+                self.visit(value);
+            }
+        }
+    }
+}
+
+/// The first node of `kind` at or below `node`, looking through declarator wrappers.
+fn find_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
+    if node.kind() == kind {
+        return Some(node);
+    }
+    let mut cursor = node.walk();
+    let children: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
+    children.into_iter().find_map(|c| find_kind(c, kind))
+}
+
+/// The identifier a declarator declares: `x` in `*x`, `&x`, `x = ...`, `x[3]`.
+fn declared_name(node: Node) -> Option<Node> {
+    match node.kind() {
+        "identifier" | "field_identifier" => Some(node),
+        _ => node.child_by_field_name("declarator").and_then(declared_name),
+    }
+}
+
+/// `f` in `&f` or `f` when passed as a callable.
+fn function_reference(node: Node) -> Option<Node> {
+    match node.kind() {
+        "identifier" | "qualified_identifier" => Some(node),
+        "pointer_expression" => node.child_by_field_name("argument").and_then(function_reference),
+        _ => None,
+    }
+}
+
+fn string_content(literal: &str) -> String {
+    literal.trim_matches('"').to_string()
+}

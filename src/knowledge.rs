@@ -1,0 +1,265 @@
+//! Framework knowledge, read from the TOML files in `rules/`.
+//!
+//! The analysis never names a framework API itself: what releases or acquires the GIL, what needs
+//! it and what is a once/lock primitive all come from these files, so a user can describe their own
+//! wrappers without recompiling.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::Deserialize;
+
+/// The knowledge files compiled into the binary.
+const BUILTIN: &[(&str, &str)] = &[
+    ("rules/cpython.toml", include_str!("../rules/cpython.toml")),
+    ("rules/cpp.toml", include_str!("../rules/cpp.toml")),
+    ("rules/pybind11.toml", include_str!("../rules/pybind11.toml")),
+];
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KnowledgeFile {
+    framework: FrameworkSection,
+    #[serde(default)]
+    gil: GilSection,
+    #[serde(default)]
+    python_api: PythonApiSection,
+    #[serde(default)]
+    bindings: BindingsSection,
+    #[serde(default)]
+    locks: LocksSection,
+    #[serde(default)]
+    prepass: PrepassSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FrameworkSection {
+    name: String,
+    language: String,
+    #[serde(default)]
+    namespaces: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GilSection {
+    #[serde(default)]
+    release_guards: Vec<String>,
+    #[serde(default)]
+    acquire_guards: Vec<String>,
+    #[serde(default)]
+    release_calls: Vec<String>,
+    #[serde(default)]
+    acquire_calls: Vec<String>,
+    #[serde(default)]
+    release_macros: Vec<String>,
+    #[serde(default)]
+    acquire_macros: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PythonApiSection {
+    #[serde(default)]
+    calls: Vec<String>,
+    #[serde(default)]
+    types: Vec<String>,
+    #[serde(default)]
+    callable_types: Vec<String>,
+    #[serde(default)]
+    member_calls: Vec<String>,
+    #[serde(default)]
+    c_api_prefixes: Vec<String>,
+    #[serde(default)]
+    c_api_gil_free: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BindingsSection {
+    #[serde(default)]
+    module_macros: Vec<String>,
+    #[serde(default)]
+    def_methods: Vec<String>,
+    #[serde(default)]
+    property_methods: Vec<String>,
+    #[serde(default)]
+    callable_wrappers: Vec<String>,
+    call_guard: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LocksSection {
+    #[serde(default)]
+    once_calls: Vec<String>,
+    #[serde(default)]
+    static_locals: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PrepassSection {
+    #[serde(default)]
+    blank: Vec<String>,
+    #[serde(default)]
+    rewrite: BTreeMap<String, String>,
+}
+
+/// A set of possibly qualified names (`module_::import`), each belonging to a framework whose
+/// namespaces may prefix it (`py::module_::import`).
+#[derive(Debug, Default)]
+pub struct NameSet {
+    names: HashSet<String>,
+}
+
+impl NameSet {
+    fn extend(&mut self, names: &[String], namespaces: &[String]) {
+        for name in names {
+            self.names.insert(name.clone());
+            for ns in namespaces {
+                self.names.insert(format!("{ns}::{name}"));
+            }
+        }
+    }
+
+    /// Whether `path` (a `::`-joined name as written, template arguments removed) is in the set.
+    /// An unqualified single name only matches entries declared without a namespace.
+    pub fn contains(&self, path: &str) -> bool {
+        self.names.contains(path.trim_start_matches("::"))
+    }
+}
+
+/// All loaded knowledge, merged over the files.
+#[derive(Debug, Default)]
+pub struct Knowledge {
+    pub release_guards: NameSet,
+    pub acquire_guards: NameSet,
+    pub release_calls: NameSet,
+    pub acquire_calls: NameSet,
+    pub release_macros: NameSet,
+    pub acquire_macros: NameSet,
+    pub python_calls: NameSet,
+    pub python_types: NameSet,
+    pub callable_types: NameSet,
+    pub member_calls: HashSet<String>,
+    pub c_api_prefixes: Vec<String>,
+    pub c_api_gil_free: HashSet<String>,
+    pub module_macros: HashSet<String>,
+    pub def_methods: HashSet<String>,
+    pub property_methods: HashSet<String>,
+    pub callable_wrappers: HashSet<String>,
+    pub call_guards: NameSet,
+    pub once_calls: NameSet,
+    pub static_locals: bool,
+    pub prepass_blank: HashSet<String>,
+    pub prepass_rewrite: BTreeMap<String, String>,
+    /// Framework namespaces (`py`, `pybind11`), for messages and type matching.
+    pub namespaces: Vec<String>,
+}
+
+impl Knowledge {
+    /// The built-in knowledge plus each extra file, in order.
+    pub fn load(extra: &[&Path]) -> Result<Self> {
+        let mut knowledge = Knowledge::default();
+        for (name, text) in BUILTIN {
+            knowledge.add_text(name, text)?;
+        }
+        for path in extra {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("{}: cannot read knowledge file", path.display()))?;
+            knowledge.add_text(&path.display().to_string(), &text)?;
+        }
+        Ok(knowledge)
+    }
+
+    pub fn builtin() -> Self {
+        Self::load(&[]).expect("built-in knowledge files are valid (checked by tests)")
+    }
+
+    fn add_text(&mut self, name: &str, text: &str) -> Result<()> {
+        let file: KnowledgeFile =
+            toml::from_str(text).map_err(|e| anyhow::anyhow!("{name}: {}", e.to_string().trim()))?;
+        anyhow::ensure!(
+            file.framework.language == "cpp",
+            "{name}: framework `{}` has unknown language `{}`",
+            file.framework.name,
+            file.framework.language
+        );
+        let ns = &file.framework.namespaces;
+        let gil = &file.gil;
+        self.release_guards.extend(&gil.release_guards, ns);
+        self.acquire_guards.extend(&gil.acquire_guards, ns);
+        self.release_calls.extend(&gil.release_calls, ns);
+        self.acquire_calls.extend(&gil.acquire_calls, ns);
+        self.release_macros.extend(&gil.release_macros, ns);
+        self.acquire_macros.extend(&gil.acquire_macros, ns);
+        let api = &file.python_api;
+        self.python_calls.extend(&api.calls, ns);
+        self.python_types.extend(&api.types, ns);
+        self.callable_types.extend(&api.callable_types, ns);
+        self.member_calls.extend(api.member_calls.iter().cloned());
+        self.c_api_prefixes.extend(api.c_api_prefixes.iter().cloned());
+        self.c_api_gil_free.extend(api.c_api_gil_free.iter().cloned());
+        let b = &file.bindings;
+        self.module_macros.extend(b.module_macros.iter().cloned());
+        self.def_methods.extend(b.def_methods.iter().cloned());
+        self.property_methods.extend(b.property_methods.iter().cloned());
+        self.callable_wrappers.extend(b.callable_wrappers.iter().cloned());
+        if let Some(guard) = &b.call_guard {
+            self.call_guards.extend(std::slice::from_ref(guard), ns);
+        }
+        self.once_calls.extend(&file.locks.once_calls, &[]);
+        self.static_locals |= file.locks.static_locals;
+        self.prepass_blank.extend(file.prepass.blank.iter().cloned());
+        self.prepass_rewrite.extend(file.prepass.rewrite.clone());
+        self.namespaces.extend(ns.iter().cloned());
+        Ok(())
+    }
+
+    /// Whether a called C identifier is a C-API function that needs the GIL.
+    pub fn is_c_api_call(&self, name: &str) -> bool {
+        self.c_api_prefixes.iter().any(|p| {
+            name.strip_prefix(p.as_str())
+                .and_then(|rest| rest.chars().next())
+                .is_some_and(|c| c.is_ascii_uppercase() || c == '_')
+        }) && !self.c_api_gil_free.contains(name)
+    }
+
+    /// Whether `name` is a framework namespace such as `py`.
+    pub fn is_framework_namespace(&self, name: &str) -> bool {
+        self.namespaces.iter().any(|n| n == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_knowledge_loads_and_matches_qualified_names() {
+        let k = Knowledge::builtin();
+        assert!(k.python_calls.contains("py::module_::import"));
+        assert!(k.python_calls.contains("pybind11::module_::import"));
+        assert!(k.python_calls.contains("module_::import"));
+        assert!(!k.python_calls.contains("import"));
+        assert!(k.release_guards.contains("py::gil_scoped_release"));
+        assert!(k.once_calls.contains("std::call_once"));
+        assert!(k.is_c_api_call("PyObject_GetAttrString"));
+        assert!(k.is_c_api_call("Py_INCREF"));
+        assert!(!k.is_c_api_call("PyGILState_Check"));
+        assert!(!k.is_c_api_call("Pythagoras"));
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_naming_the_file() {
+        let mut k = Knowledge::default();
+        let err = k
+            .add_text("x.toml", "[framework]\nname='x'\nlanguage='cpp'\n[gil]\nrelease_gaurds=[]\n")
+            .unwrap_err();
+        assert!(err.to_string().starts_with("x.toml: "), "{err}");
+        assert!(err.to_string().contains("release_gaurds"), "{err}");
+    }
+}

@@ -1,0 +1,237 @@
+//! The language-neutral model every front-end fills: functions, their call sites, Python-API uses,
+//! GIL switches and lock regions, and the bindings through which Python enters native code.
+//!
+//! Positions are byte offsets into the file's text. Everything a rule needs later is plain data, so
+//! front-ends run in worker threads and keep no syntax tree.
+
+use std::ops::Range;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+pub type FileId = usize;
+
+/// Index of a function in the merged [`Program`]; inside a [`FileModel`] it is file-local.
+pub type FnId = usize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Span {
+    pub file: FileId,
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn range(&self) -> Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GilState {
+    Held,
+    Released,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FunctionKind {
+    Free,
+    Method,
+    Lambda,
+}
+
+#[derive(Clone, Debug)]
+pub struct Function {
+    /// The name as declared: `f`, `Tensor::cast`; `{lambda}` for lambdas.
+    pub name: String,
+    /// Fully qualified: `ns::Class::f`, `ns::f::{lambda#1}`.
+    pub qualname: String,
+    /// Enclosing namespaces and classes, outermost first, used to resolve unqualified calls.
+    pub scope: Vec<String>,
+    /// Namespaces made visible by `using namespace` or named by `using` declarations.
+    pub usings: Vec<String>,
+    pub kind: FunctionKind,
+    /// The name (or, for a lambda, its introducer), for labels.
+    pub span: Span,
+    pub calls: Vec<CallSite>,
+    pub py_uses: Vec<PyUse>,
+    pub gil_switches: Vec<GilSwitch>,
+    pub lock_regions: Vec<LockRegion>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CallSite {
+    pub span: Span,
+    pub target: CallTarget,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallTarget {
+    /// A call by name: `f()`, `ns::f()`, `x.f()`, `this->f()`.
+    Named { path: String, receiver: Receiver },
+    /// A function defined at the call (a lambda run where it is written, or through a local
+    /// variable), already resolved by the front-end.
+    Direct(FnId),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Receiver {
+    /// A free or qualified call.
+    None,
+    /// `this->f()`: a method of the caller's own class first.
+    This,
+    /// `x.f()` or `p->f()` with an unknown receiver type.
+    Object,
+}
+
+#[derive(Clone, Debug)]
+pub struct PyUse {
+    pub span: Span,
+    /// What is used, for messages: "`py::module_::import`".
+    pub what: String,
+}
+
+/// From `scope.start` to `scope.end` the GIL is in state `to`, unless a later switch inside that
+/// range says otherwise (the innermost, latest switch wins).
+#[derive(Clone, Debug)]
+pub struct GilSwitch {
+    pub span: Span,
+    pub to: GilState,
+    pub scope: Range<u32>,
+    pub what: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LockKind {
+    /// `std::call_once(flag, ...)`.
+    Once,
+    /// The hidden guard of a function-local `static`'s initialisation.
+    StaticInit,
+}
+
+/// A region of a function's text during which a lock other than the GIL is held.
+#[derive(Clone, Debug)]
+pub struct LockRegion {
+    pub span: Span,
+    pub kind: LockKind,
+    /// Identifies the lock: the once flag's name, or the static's qualified name.
+    pub lock: String,
+    pub scope: Range<u32>,
+}
+
+/// A function exposed to Python.
+#[derive(Clone, Debug)]
+pub struct Binding {
+    /// The Python-visible name.
+    pub name: String,
+    /// The registration (`m.def(...)`).
+    pub span: Span,
+    /// The function whose body registers it; unqualified targets resolve from its scope.
+    pub registrar: FnId,
+    pub target: CallTarget,
+    pub entry: GilState,
+    /// The argument that fixes the entry state (`py::call_guard<py::gil_scoped_release>()`).
+    pub guard: Option<(Span, String)>,
+}
+
+/// What one front-end extracted from one file.
+#[derive(Debug, Default)]
+pub struct FileModel {
+    pub functions: Vec<Function>,
+    pub bindings: Vec<Binding>,
+    /// Names of classes and structs defined in the file, qualified.
+    pub classes: Vec<String>,
+}
+
+pub struct SourceFile {
+    /// As shown to the user: relative to the current directory when possible.
+    pub path: PathBuf,
+    pub text: String,
+    /// Byte offset of each line start.
+    line_starts: Vec<usize>,
+}
+
+impl SourceFile {
+    pub fn new(path: PathBuf, text: String) -> Self {
+        let line_starts = codespan_reporting::files::line_starts(&text).collect();
+        SourceFile { path, text, line_starts }
+    }
+
+    /// 1-based line and 1-based column in characters (as editors and SARIF count).
+    pub fn line_col(&self, offset: u32) -> (usize, usize) {
+        let offset = (offset as usize).min(self.text.len());
+        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.line_starts[line];
+        let column = self.text.get(start..offset).map_or(offset - start, |s| s.chars().count());
+        (line + 1, column + 1)
+    }
+
+    pub fn line_starts(&self) -> &[usize] {
+        &self.line_starts
+    }
+}
+
+/// The whole program after merging every file's model.
+#[derive(Default)]
+pub struct Program {
+    pub files: Vec<SourceFile>,
+    pub functions: Vec<Function>,
+    pub bindings: Vec<Binding>,
+    pub classes: std::collections::HashSet<String>,
+}
+
+impl Program {
+    /// Appends one file's model, turning its file-local function ids into program ids.
+    pub fn add_file(&mut self, source: SourceFile, model: FileModel) {
+        let file = self.files.len();
+        let base = self.functions.len();
+        let relocate = |target: &mut CallTarget| {
+            if let CallTarget::Direct(id) = target {
+                *id += base;
+            }
+        };
+        for mut function in model.functions {
+            for call in &mut function.calls {
+                relocate(&mut call.target);
+            }
+            set_file(&mut function, file);
+            self.functions.push(function);
+        }
+        for mut binding in model.bindings {
+            relocate(&mut binding.target);
+            binding.registrar += base;
+            binding.span.file = file;
+            if let Some((span, _)) = &mut binding.guard {
+                span.file = file;
+            }
+            self.bindings.push(binding);
+        }
+        self.classes.extend(model.classes);
+        self.files.push(source);
+    }
+}
+
+fn set_file(function: &mut Function, file: FileId) {
+    function.span.file = file;
+    function.calls.iter_mut().for_each(|c| c.span.file = file);
+    function.py_uses.iter_mut().for_each(|u| u.span.file = file);
+    function.gil_switches.iter_mut().for_each(|g| g.span.file = file);
+    function.lock_regions.iter_mut().for_each(|l| l.span.file = file);
+}
+
+impl Function {
+    /// The GIL state at `offset` in this function's text, given the state on entry.
+    pub fn gil_state_at(&self, offset: u32, entry: GilState) -> GilState {
+        self.gil_switches
+            .iter()
+            .filter(|s| s.scope.contains(&offset))
+            .max_by_key(|s| s.scope.start)
+            .map_or(entry, |s| s.to)
+    }
+
+    /// The lock regions enclosing `offset`, outermost first.
+    pub fn locks_at(&self, offset: u32) -> impl Iterator<Item = &LockRegion> {
+        self.lock_regions.iter().filter(move |l| l.scope.contains(&offset))
+    }
+}

@@ -1,0 +1,61 @@
+//! `--format json`: a stable, versioned document for tools.
+
+use serde::Serialize;
+
+use crate::diagnostic::{Finding, Severity};
+use crate::model::{Program, Span};
+
+#[derive(Serialize)]
+struct Document<'a> {
+    version: u32,
+    findings: Vec<JsonFinding<'a>>,
+    files_scanned: usize,
+    errors: &'a [String],
+}
+
+#[derive(Serialize)]
+struct JsonFinding<'a> {
+    rule: &'a str,
+    severity: Severity,
+    message: &'a str,
+    path: String,
+    line: usize,
+    column: usize,
+    trace: Vec<JsonStep<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonStep<'a> {
+    path: String,
+    line: usize,
+    column: usize,
+    function: &'a str,
+    note: &'a str,
+}
+
+fn location(program: &Program, span: Span) -> (String, usize, usize) {
+    let file = &program.files[span.file];
+    let (line, column) = file.line_col(span.start);
+    (file.path.to_string_lossy().replace('\\', "/"), line, column)
+}
+
+pub fn render(program: &Program, findings: &[Finding], errors: &[String]) -> String {
+    let findings = findings
+        .iter()
+        .map(|f| {
+            let (path, line, column) = location(program, f.primary);
+            let mut trace: Vec<JsonStep> = f
+                .trace
+                .iter()
+                .map(|s| {
+                    let (path, line, column) = location(program, s.span);
+                    JsonStep { path, line, column, function: &s.function, note: &s.note }
+                })
+                .collect();
+            trace.push(JsonStep { path: path.clone(), line, column, function: &f.function, note: &f.primary_label });
+            JsonFinding { rule: f.rule, severity: f.severity, message: &f.message, path, line, column, trace }
+        })
+        .collect();
+    let document = Document { version: 1, findings, files_scanned: program.files.len(), errors };
+    serde_json::to_string_pretty(&document).expect("plain data serialises") + "\n"
+}

@@ -1,0 +1,204 @@
+use std::collections::BTreeMap;
+
+use super::declare_rule;
+use crate::analysis::Reach;
+use crate::callgraph::CallGraph;
+use crate::diagnostic::{Finding, Severity, Step};
+use crate::model::{GilState, Program, Span};
+
+declare_rule! {
+    /// ## What it finds
+    /// A use of the Python API (an import, an attribute lookup, a call of a Python object, a
+    /// conversion, constructing a Python object, a `Py*` C-API call) reachable from a binding on a
+    /// path where the GIL is released and not acquired again: the binding is declared with
+    /// `py::call_guard<py::gil_scoped_release>()`, or a `py::gil_scoped_release` block (or
+    /// `Py_BEGIN_ALLOW_THREADS`) encloses a call that leads to the use.
+    ///
+    /// One finding is reported per Python-API site, with one full path from one binding; the other
+    /// bindings that reach the same site are listed.
+    ///
+    /// ## Why is this bad?
+    /// Touching Python objects without holding the GIL is undefined behaviour. It corrupts
+    /// reference counts and the allocator's state and typically segfaults, but only on the call
+    /// order that reaches the code without the GIL, for example when a lazily initialised import
+    /// runs for the first time from a binding that released the GIL. pybind11 checks this only in
+    /// debug builds.
+    ///
+    /// ## Example
+    /// ```cpp
+    /// void init_extension() {
+    ///   std::call_once(flag, [] { cls = py::module_::import("pkg.float8").attr("Float8Tensor"); });
+    /// }
+    /// Tensor fp8_transpose(const Tensor& t) { init_extension(); /* ... */ }
+    ///
+    /// m.def("fp8_transpose", &fp8_transpose, py::call_guard<py::gil_scoped_release>());
+    /// ```
+    ///
+    /// Use instead: initialise Python state while the GIL is held, and never block on a lock while
+    /// holding it (see `gil-held-blocking`):
+    /// ```cpp
+    /// py::object float8_tensor_class() {
+    ///   PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> storage;
+    ///   return storage
+    ///       .call_once_and_store_result([] { return py::module_::import("pkg.float8").attr("Float8Tensor"); })
+    ///       .get_stored();
+    /// }
+    /// // Called from a binding that holds the GIL, or inside `py::gil_scoped_acquire`.
+    /// ```
+    ///
+    /// ## Known problems
+    /// Calls are resolved by name without types (see docs/call-graph.md): a call through a
+    /// function pointer or a virtual call on a receiver of unknown type may be missed or may reach
+    /// methods of the same name in unrelated classes. A GIL release or acquisition hidden inside a
+    /// macro the knowledge files do not describe is not seen.
+    pub static MISSING_GIL = {
+        id: "missing-gil",
+        severity: Severity::Error,
+        summary: "the Python API is used on a path where the GIL is released",
+        check: check,
+    }
+}
+
+/// The first path found to a use, and every binding that reaches it.
+struct Hit {
+    binding: usize,
+    trace: Vec<Step>,
+    others: Vec<usize>,
+}
+
+fn check(program: &Program, graph: &CallGraph) -> Vec<Finding> {
+    let mut hits: BTreeMap<(Span, usize, usize), Hit> = BTreeMap::new();
+    for binding in 0..program.bindings.len() {
+        let reach = Reach::explore(program, graph, binding);
+        for &(function, state) in &reach.order {
+            let f = &program.functions[function];
+            for (index, py_use) in f.py_uses.iter().enumerate() {
+                if f.gil_state_at(py_use.span.start, state) != GilState::Released {
+                    continue;
+                }
+                let key = (py_use.span, function, index);
+                match hits.get_mut(&key) {
+                    Some(hit) if hit.binding != binding && !hit.others.contains(&binding) => {
+                        hit.others.push(binding)
+                    }
+                    Some(_) => {}
+                    None => {
+                        let trace = trace(program, &reach, (function, state), py_use.span);
+                        hits.insert(key, Hit { binding, trace, others: Vec::new() });
+                    }
+                }
+            }
+        }
+    }
+    hits.into_iter()
+        .map(|((span, function, index), hit)| {
+            let what = &program.functions[function].py_uses[index].what;
+            let binding = &program.bindings[hit.binding];
+            let mut notes = vec![call_path(program, &hit.trace, function)];
+            if !hit.others.is_empty() {
+                let mut names: Vec<String> =
+                    hit.others.iter().map(|&b| format!("`{}`", program.bindings[b].name)).collect();
+                names.dedup();
+                notes.push(format!(
+                    "also reached without the GIL from {} other binding{}: {}",
+                    names.len(),
+                    if names.len() == 1 { "" } else { "s" },
+                    names.join(", ")
+                ));
+            }
+            Finding {
+                rule: MISSING_GIL.id,
+                severity: MISSING_GIL.default_severity,
+                message: format!("{what} is used without the GIL"),
+                primary: span,
+                primary_label: format!(
+                    "needs the GIL, released on the path from binding `{}`",
+                    binding.name
+                ),
+                function: program.functions[function].qualname.clone(),
+                trace: hit.trace,
+                notes,
+                help: Some(
+                    "hold the GIL here with `py::gil_scoped_acquire`, or move the Python work out \
+                     of the released region; inside a once or static initialiser use \
+                     `py::gil_safe_call_once_and_store` (see `gil-lint --explain gil-held-blocking`)"
+                        .to_string(),
+                ),
+            }
+        })
+        .collect()
+}
+
+/// "call path: `binding` -> `f` -> `g`", from the call steps of a trace.
+fn call_path(program: &Program, trace: &[Step], function: usize) -> String {
+    let mut hops: Vec<String> = vec![format!("`{}` (binding)", trace[0].function)];
+    hops.extend(trace.iter().filter(|s| s.note.starts_with("calls ")).map(|s| format!("`{}`", s.function)));
+    hops.push(format!("`{}`", program.functions[function].qualname));
+    hops.dedup();
+    format!("call path: {}", hops.join(" -> "))
+}
+
+/// The path from the binding to a Python use: the binding, every call with the locks and GIL
+/// switches in effect there, and the use itself.
+fn trace(program: &Program, reach: &Reach, node: (usize, GilState), use_span: Span) -> Vec<Step> {
+    let binding = &program.bindings[reach.binding];
+    let mut steps = vec![Step {
+        span: binding.guard.as_ref().map_or(binding.span, |(span, _)| *span),
+        function: binding.name.clone(),
+        note: match &binding.guard {
+            Some((_, guard)) => format!("`{}` is bound with `{guard}`: the GIL is released on entry", binding.name),
+            None => format!("`{}` is bound here and entered with the GIL held", binding.name),
+        },
+    }];
+    for ((caller, state), call) in reach.path_to(node) {
+        let f = &program.functions[caller];
+        let site = &f.calls[call];
+        context_steps(program, caller, state, site.span.start, &mut steps);
+        let callee = match &site.target {
+            crate::model::CallTarget::Named { path, .. } => format!("`{path}`"),
+            crate::model::CallTarget::Direct(id) => match program.functions[*id].kind {
+                crate::model::FunctionKind::Lambda => "the lambda".to_string(),
+                _ => format!("`{}`", program.functions[*id].qualname),
+            },
+        };
+        steps.push(Step {
+            span: site.span,
+            function: f.qualname.clone(),
+            note: format!("calls {callee}"),
+        });
+    }
+    context_steps(program, node.0, node.1, use_span.start, &mut steps);
+    steps
+}
+
+/// Steps for what is in effect at `offset`: the GIL switch that released the GIL there, and the
+/// lock regions around it.
+fn context_steps(program: &Program, function: usize, entry: GilState, offset: u32, steps: &mut Vec<Step>) {
+    let f = &program.functions[function];
+    let switch = f
+        .gil_switches
+        .iter()
+        .filter(|s| s.scope.contains(&offset))
+        .max_by_key(|s| s.scope.start);
+    if let Some(switch) = switch
+        && switch.to == GilState::Released
+        && entry == GilState::Held
+    {
+        steps.push(Step {
+            span: switch.span,
+            function: f.qualname.clone(),
+            note: format!("the GIL is released here by {}", switch.what),
+        });
+    }
+    for region in f.locks_at(offset) {
+        let note = match region.kind {
+            crate::model::LockKind::Once => {
+                format!("inside `std::call_once`, holding once flag `{}`", region.lock)
+            }
+            crate::model::LockKind::StaticInit => {
+                format!("initialising function-local static `{}`, holding its guard", region.lock)
+            }
+        };
+        steps.push(Step { span: region.span, function: f.qualname.clone(), note });
+    }
+}
