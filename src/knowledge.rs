@@ -53,10 +53,6 @@ struct GilSection {
     release_calls: Vec<String>,
     #[serde(default)]
     acquire_calls: Vec<String>,
-    #[serde(default)]
-    release_macros: Vec<String>,
-    #[serde(default)]
-    acquire_macros: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -139,8 +135,6 @@ pub struct Knowledge {
     pub acquire_guards: NameSet,
     pub release_calls: NameSet,
     pub acquire_calls: NameSet,
-    pub release_macros: NameSet,
-    pub acquire_macros: NameSet,
     pub python_calls: NameSet,
     pub python_types: NameSet,
     pub callable_types: NameSet,
@@ -194,8 +188,6 @@ impl Knowledge {
         self.acquire_guards.extend(&gil.acquire_guards, ns);
         self.release_calls.extend(&gil.release_calls, ns);
         self.acquire_calls.extend(&gil.acquire_calls, ns);
-        self.release_macros.extend(&gil.release_macros, ns);
-        self.acquire_macros.extend(&gil.acquire_macros, ns);
         let api = &file.python_api;
         self.python_calls.extend(&api.calls, ns);
         self.python_types.extend(&api.types, ns);

@@ -88,7 +88,7 @@ pub enum Receiver {
 #[derive(Clone, Debug)]
 pub struct PyUse {
     pub span: Span,
-    /// What is used, for messages: "`py::module_::import`".
+    /// What happens, for messages: "`py::module_::import` is called".
     pub what: String,
 }
 

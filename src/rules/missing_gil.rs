@@ -90,43 +90,55 @@ fn check(program: &Program, graph: &CallGraph) -> Vec<Finding> {
             }
         }
     }
-    hits.into_iter()
-        .map(|((span, function, index), hit)| {
-            let what = &program.functions[function].py_uses[index].what;
-            let binding = &program.bindings[hit.binding];
-            let mut notes = vec![call_path(program, &hit.trace, function)];
-            if !hit.others.is_empty() {
-                let mut names: Vec<String> =
-                    hit.others.iter().map(|&b| format!("`{}`", program.bindings[b].name)).collect();
-                names.dedup();
-                notes.push(format!(
-                    "also reached without the GIL from {} other binding{}: {}",
-                    names.len(),
-                    if names.len() == 1 { "" } else { "s" },
-                    names.join(", ")
-                ));
-            }
-            Finding {
-                rule: MISSING_GIL.id,
-                severity: MISSING_GIL.default_severity,
-                message: format!("{what} is used without the GIL"),
-                primary: span,
-                primary_label: format!(
-                    "needs the GIL, released on the path from binding `{}`",
-                    binding.name
-                ),
-                function: program.functions[function].qualname.clone(),
-                trace: hit.trace,
-                notes,
-                help: Some(
-                    "hold the GIL here with `py::gil_scoped_acquire`, or move the Python work out \
-                     of the released region; inside a once or static initialiser use \
-                     `py::gil_safe_call_once_and_store` (see `gil-lint --explain gil-held-blocking`)"
-                        .to_string(),
-                ),
-            }
-        })
-        .collect()
+    // Several uses on one line (`py::getattr(py::module_::import(...), ...)`) are one mistake:
+    // report the first and mention the others.
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut last_line = None;
+    for ((span, function, index), hit) in hits {
+        let what = &program.functions[function].py_uses[index].what;
+        let line = (span.file, program.files[span.file].line_col(span.start).0);
+        if last_line == Some(line)
+            && let Some(previous) = findings.last_mut()
+        {
+            previous.notes.push(format!("on the same line, {what} too"));
+            continue;
+        }
+        last_line = Some(line);
+        findings.push(finding(program, span, function, what, hit));
+    }
+    findings
+}
+
+fn finding(program: &Program, span: Span, function: usize, what: &str, hit: Hit) -> Finding {
+    let binding = &program.bindings[hit.binding];
+    let mut notes = vec![call_path(program, &hit.trace, function)];
+    if !hit.others.is_empty() {
+        let mut names: Vec<String> =
+            hit.others.iter().map(|&b| format!("`{}`", program.bindings[b].name)).collect();
+        names.dedup();
+        notes.push(format!(
+            "also reached without the GIL from {} other binding{}: {}",
+            names.len(),
+            if names.len() == 1 { "" } else { "s" },
+            names.join(", ")
+        ));
+    }
+    Finding {
+        rule: MISSING_GIL.id,
+        severity: MISSING_GIL.default_severity,
+        message: format!("{what} without holding the GIL"),
+        primary: span,
+        primary_label: format!("needs the GIL, released on the path from binding `{}`", binding.name),
+        function: program.functions[function].qualname.clone(),
+        trace: hit.trace,
+        notes,
+        help: Some(
+            "hold the GIL here with `py::gil_scoped_acquire`, or move the Python work out of the \
+             released region; inside a once or static initialiser use \
+             `py::gil_safe_call_once_and_store` (see `gil-lint --explain gil-held-blocking`)"
+                .to_string(),
+        ),
+    }
 }
 
 /// "call path: `binding` -> `f` -> `g`", from the call steps of a trace.

@@ -201,6 +201,10 @@ impl<'a> Walker<'a> {
                     } else {
                         path.rsplit_once("::").map_or(path.clone(), |(ns, _)| ns.to_string())
                     };
+                    // Written inside a namespace, the name may be relative to it.
+                    if !self.scope.is_empty() {
+                        self.usings.push(format!("{}::{visible}", self.scope.join("::")));
+                    }
                     self.usings.push(visible);
                 }
             }
@@ -219,7 +223,8 @@ impl<'a> Walker<'a> {
             "function_definition" => self.visit_function(node),
             "lambda_expression" => {
                 let id = self.visit_lambda(node);
-                self.add_call(node, CallTarget::Direct(id));
+                let introducer = node.child_by_field_name("captures").unwrap_or(node);
+                self.add_call(introducer, CallTarget::Direct(id));
             }
             "compound_statement" => {
                 let end = node.end_byte() as u32;
@@ -233,7 +238,6 @@ impl<'a> Walker<'a> {
             }
             "call_expression" => self.visit_call(node),
             "declaration" => self.visit_declaration(node),
-            "identifier" => self.visit_identifier(node),
             _ => self.visit_children(node),
         }
     }
@@ -392,15 +396,6 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn visit_identifier(&mut self, node: Node) {
-        let name = self.text(node);
-        if self.k.release_macros.contains(name) {
-            self.add_gil_switch(node, GilState::Released, format!("`{name}`"));
-        } else if self.k.acquire_macros.contains(name) {
-            self.add_gil_switch(node, GilState::Held, format!("`{name}`"));
-        }
-    }
-
     fn visit_call(&mut self, node: Node) {
         let (Some(callee), Some(arguments)) =
             (node.child_by_field_name("function"), node.child_by_field_name("arguments"))
@@ -425,16 +420,16 @@ impl<'a> Walker<'a> {
         } else if self.names(&self.k.acquire_calls, &path) {
             self.add_gil_switch(node, GilState::Held, format!("`{shown}()`"));
         } else if self.names(&self.k.python_calls, &path) {
-            self.add_py_use(callee, format!("`{shown}`"));
+            self.add_py_use(callee, format!("`{shown}` is called"));
         } else if self.names(&self.k.python_types, &path) {
-            self.add_py_use(callee, format!("constructing `{shown}`"));
+            self.add_py_use(callee, format!("`{shown}` is constructed"));
         } else if !path.contains("::") && self.k.is_c_api_call(&path) {
-            self.add_py_use(callee, format!("`{shown}`"));
+            self.add_py_use(callee, format!("`{shown}` is called"));
         } else {
             let local = self.frames.last().and_then(|f| f.locals.get(&path).copied());
             match local {
                 Some(Local::PyCallable) => {
-                    self.add_py_use(callee, format!("calling the Python object `{shown}`"))
+                    self.add_py_use(callee, format!("the Python object `{shown}` is called"))
                 }
                 Some(Local::Lambda(id)) => self.add_call(callee, CallTarget::Direct(id)),
                 None => self.add_call(callee, CallTarget::Named { path, receiver: Receiver::None }),
@@ -463,9 +458,6 @@ impl<'a> Walker<'a> {
             let path = self.path(name);
             self.add_call(name, CallTarget::Named { path, receiver: Receiver::None });
         }
-        for arg in rest {
-            self.visit(*arg);
-        }
     }
 
     fn visit_member_call(&mut self, node: Node, callee: Node, args: &[Node]) {
@@ -475,12 +467,12 @@ impl<'a> Walker<'a> {
         let method = self.path(field);
         let receiver = callee.child_by_field_name("argument");
         if self.k.def_methods.contains(&method) || self.k.property_methods.contains(&method) {
-            if self.register_binding(node, &method, receiver, args) {
+            if self.register_binding(field, &method, receiver, args) {
                 return;
             }
         }
         if self.k.member_calls.contains(&method) {
-            self.add_py_use(field, format!("`.{method}()`"));
+            self.add_py_use(field, format!("`.{method}()` is called"));
         } else {
             let receiver_kind = match receiver.map(|r| r.kind()) {
                 Some("this") => Receiver::This,
@@ -494,7 +486,7 @@ impl<'a> Walker<'a> {
     /// `x.def("name", callable, extra...)`: returns false when it is not a binding after all.
     fn register_binding(
         &mut self,
-        node: Node,
+        field: Node,
         method: &str,
         receiver: Option<Node>,
         args: &[Node],
@@ -520,6 +512,8 @@ impl<'a> Walker<'a> {
             None => name,
         };
         let guard = args.iter().find_map(|arg| self.release_call_guard(*arg));
+        // `def("name"`: the method and the name, without the rest of a multi-line call.
+        let registration = Span { file: 0, start: field.start_byte() as u32, end: first.end_byte() as u32 };
         let entry = if guard.is_some() { GilState::Released } else { GilState::Held };
         if let Some(receiver) = receiver {
             self.visit(receiver);
@@ -535,7 +529,7 @@ impl<'a> Walker<'a> {
             };
             self.model.bindings.push(Binding {
                 name: name.clone(),
-                span: span(node),
+                span: registration,
                 registrar,
                 target,
                 entry,
@@ -642,7 +636,7 @@ impl<'a> Walker<'a> {
                 } else if self.names(&self.k.python_types, &ty_path)
                     && value.is_none_or(|v| matches!(v.kind(), "argument_list" | "initializer_list"))
                 {
-                    self.add_py_use(declarator, format!("constructing `{shown}`"));
+                    self.add_py_use(declarator, format!("a `{shown}` is constructed"));
                 }
                 if let Some(name) = &name
                     && self.names(&self.k.callable_types, &ty_path)
@@ -690,7 +684,10 @@ fn find_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
 fn declared_name(node: Node) -> Option<Node> {
     match node.kind() {
         "identifier" | "field_identifier" => Some(node),
-        _ => node.child_by_field_name("declarator").and_then(declared_name),
+        _ => node
+            .child_by_field_name("declarator")
+            .or_else(|| node.named_child(0))
+            .and_then(declared_name),
     }
 }
 

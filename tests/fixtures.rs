@@ -1,0 +1,108 @@
+//! UI tests: every folder under `fixtures/` is a small project whose expected findings are written
+//! beside the code as `//~ rule-id` at the end of the line of the finding's primary location.
+//! The test asserts the exact set of findings, and snapshots the human rendering (insta) so that a
+//! change in wording or in the reported path is a reviewed diff.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use gil_lint::discover;
+use gil_lint::knowledge::Knowledge;
+
+type Expectation = BTreeSet<(String, usize, String)>;
+
+/// `(path, line, rule)` for each `//~ rule` annotation in the fixture's files.
+fn annotations(files: &[PathBuf]) -> Expectation {
+    let mut expected = BTreeSet::new();
+    for file in files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            if let Some((_, rules)) = line.split_once("//~") {
+                for rule in rules.split([',', ' ']).filter(|r| !r.is_empty()) {
+                    assert!(
+                        gil_lint::rules::find(rule).is_some(),
+                        "{}:{}: unknown rule `{rule}` in annotation",
+                        file.display(),
+                        i + 1
+                    );
+                    expected.insert((path_string(file), i + 1, rule.to_string()));
+                }
+            }
+        }
+    }
+    expected
+}
+
+fn path_string(path: &Path) -> String {
+    path.to_string_lossy().replace('\\', "/")
+}
+
+/// Runs the whole pipeline on `roots`; returns the findings and the plain human rendering.
+fn check(roots: &[PathBuf]) -> (Expectation, String, Vec<PathBuf>) {
+    let found = discover::discover(roots, &discover::exclude_set(&[]).unwrap());
+    assert!(found.errors.is_empty(), "{:?}", found.errors);
+    let analysis = gil_lint::analyse_files(&found.files, &Knowledge::builtin());
+    assert!(analysis.errors.is_empty(), "{:?}", analysis.errors);
+    let actual = analysis
+        .findings
+        .iter()
+        .map(|f| {
+            let file = &analysis.program.files[f.primary.file];
+            (path_string(&file.path), file.line_col(f.primary.start).0, f.rule.to_string())
+        })
+        .collect();
+    let rendered = gil_lint::render::human::HumanRenderer::new(&analysis.program)
+        .render_plain(&analysis.findings);
+    (actual, rendered, found.files.into_iter().map(|(p, _)| p).collect())
+}
+
+fn fixture_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir("fixtures")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn assert_fixture(name: &str, roots: &[PathBuf]) -> Result<(), String> {
+    let (actual, rendered, files) = check(roots);
+    let expected = annotations(&files);
+    insta::with_settings!({snapshot_path => "snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!(name, rendered);
+    });
+    if actual == expected {
+        return Ok(());
+    }
+    let missing: Vec<_> = expected.difference(&actual).collect();
+    let unexpected: Vec<_> = actual.difference(&expected).collect();
+    Err(format!("{name}: missing {missing:?}, unexpected {unexpected:?}"))
+}
+
+#[test]
+fn fixtures_report_exactly_their_annotations() {
+    let failures: Vec<String> = fixture_dirs()
+        .iter()
+        .filter_map(|dir| {
+            let name = dir.file_name().unwrap().to_string_lossy().to_string();
+            assert_fixture(&name, std::slice::from_ref(dir)).err()
+        })
+        .collect();
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn every_rule_has_a_fixture_that_reports_it() {
+    let all: BTreeSet<String> = fixture_dirs()
+        .iter()
+        .flat_map(|dir| {
+            let found = discover::discover(std::slice::from_ref(dir), &discover::exclude_set(&[]).unwrap());
+            annotations(&found.files.into_iter().map(|(p, _)| p).collect::<Vec<_>>())
+        })
+        .map(|(_, _, rule)| rule)
+        .collect();
+    for rule in gil_lint::rules::RULES {
+        assert!(all.contains(rule.id), "no fixture expects `{}`", rule.id);
+    }
+}
