@@ -24,6 +24,8 @@ struct Index<'p> {
     by_qualname: HashMap<&'p str, Vec<FnId>>,
     by_name: HashMap<&'p str, Vec<FnId>>,
     methods: HashMap<&'p str, Vec<FnId>>,
+    /// Simple class name -> simple names of the classes derived from it, itself included.
+    derived: HashMap<&'p str, HashSet<&'p str>>,
 }
 
 impl CallGraph {
@@ -56,9 +58,9 @@ impl<'p> Index<'p> {
         let mut methods: HashMap<&str, Vec<FnId>> = HashMap::new();
         let class_names: HashSet<&str> = program
             .classes
-            .iter()
-            .map(|c| c.rsplit("::").next().unwrap_or(c))
-            .chain(program.classes.iter().map(String::as_str))
+            .keys()
+            .map(|c| last_segment(c))
+            .chain(program.classes.keys().map(String::as_str))
             .collect();
         for (id, f) in program.functions.iter().enumerate() {
             if f.kind == FunctionKind::Lambda {
@@ -75,7 +77,7 @@ impl<'p> Index<'p> {
                 methods.entry(&f.name).or_default().push(id);
             }
         }
-        Index { program, by_qualname, by_name, methods }
+        Index { program, by_qualname, by_name, methods, derived: derived_classes(program) }
     }
 
     fn resolve(&self, caller: FnId, target: &CallTarget) -> Vec<FnId> {
@@ -87,6 +89,20 @@ impl<'p> Index<'p> {
                 if own.is_empty() { self.methods_named(path) } else { own }
             }
             CallTarget::Named { path, receiver: Receiver::Object } => self.methods_named(path),
+            CallTarget::Named { path, receiver: Receiver::Typed(ty) } => {
+                // A type the project does not define (`std::atomic`, `at::Tensor`) has no methods
+                // here; a project class's call may run an override in any derived class.
+                let Some(classes) = self.derived.get(last_segment(ty)) else {
+                    return Vec::new();
+                };
+                self.methods_named(path)
+                    .into_iter()
+                    .filter(|&id| {
+                        let owner = self.program.functions[id].qualname.rsplit_once("::");
+                        owner.is_some_and(|(owner, _)| classes.contains(last_segment(owner)))
+                    })
+                    .collect()
+            }
         }
     }
 
@@ -134,5 +150,33 @@ impl<'p> Index<'p> {
         let qualnames: HashSet<&str> =
             candidates.iter().map(|&id| self.program.functions[id].qualname.as_str()).collect();
         if qualnames.len() == 1 { candidates } else { Vec::new() }
+    }
+}
+
+fn last_segment(path: &str) -> &str {
+    path.rsplit("::").next().unwrap_or(path)
+}
+
+/// For each class (by simple name), the classes that derive from it, transitively.
+fn derived_classes(program: &Program) -> HashMap<&str, HashSet<&str>> {
+    let mut derived: HashMap<&str, HashSet<&str>> = HashMap::new();
+    for class in program.classes.keys() {
+        derived.entry(last_segment(class)).or_default().insert(last_segment(class));
+    }
+    loop {
+        let mut changed = false;
+        for (class, bases) in &program.classes {
+            let class = last_segment(class);
+            for base in bases {
+                let Some(below) = derived.get(class).cloned() else { continue };
+                let entry = derived.entry(last_segment(base)).or_default();
+                for d in below {
+                    changed |= entry.insert(d);
+                }
+            }
+        }
+        if !changed {
+            return derived;
+        }
     }
 }

@@ -75,7 +75,7 @@ pub enum CallTarget {
     Direct(FnId),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Receiver {
     /// A free or qualified call.
     None,
@@ -83,6 +83,9 @@ pub enum Receiver {
     This,
     /// `x.f()` or `p->f()` with an unknown receiver type.
     Object,
+    /// `x.f()` where `x` is declared with this type (smart pointers unwrapped, template arguments
+    /// removed): `at::Tensor`, `Quantizer`.
+    Typed(String),
 }
 
 #[derive(Clone, Debug)]
@@ -140,8 +143,9 @@ pub struct Binding {
 pub struct FileModel {
     pub functions: Vec<Function>,
     pub bindings: Vec<Binding>,
-    /// Names of classes and structs defined in the file, qualified.
-    pub classes: Vec<String>,
+    /// Classes and structs defined in the file, qualified, with the names of their bases as
+    /// written.
+    pub classes: Vec<(String, Vec<String>)>,
 }
 
 pub struct SourceFile {
@@ -178,7 +182,8 @@ pub struct Program {
     pub files: Vec<SourceFile>,
     pub functions: Vec<Function>,
     pub bindings: Vec<Binding>,
-    pub classes: std::collections::HashSet<String>,
+    /// Qualified class name -> the names of its bases as written.
+    pub classes: std::collections::HashMap<String, Vec<String>>,
 }
 
 impl Program {

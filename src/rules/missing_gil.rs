@@ -67,7 +67,7 @@ struct Hit {
 }
 
 fn check(program: &Program, graph: &CallGraph) -> Vec<Finding> {
-    let mut hits: BTreeMap<(Span, usize, usize), Hit> = BTreeMap::new();
+    let mut hits: BTreeMap<(usize, Span, usize), Hit> = BTreeMap::new();
     for binding in 0..program.bindings.len() {
         let reach = Reach::explore(program, graph, binding);
         for &(function, state) in &reach.order {
@@ -76,7 +76,7 @@ fn check(program: &Program, graph: &CallGraph) -> Vec<Finding> {
                 if f.gil_state_at(py_use.span.start, state) != GilState::Released {
                     continue;
                 }
-                let key = (py_use.span, function, index);
+                let key = (function, py_use.span, index);
                 match hits.get_mut(&key) {
                     Some(hit) if hit.binding != binding && !hit.others.contains(&binding) => {
                         hit.others.push(binding)
@@ -90,20 +90,20 @@ fn check(program: &Program, graph: &CallGraph) -> Vec<Finding> {
             }
         }
     }
-    // Several uses on one line (`py::getattr(py::module_::import(...), ...)`) are one mistake:
-    // report the first and mention the others.
+    // The uses in one function are one mistake with one fix (hold the GIL in that function):
+    // report the first and list the others.
     let mut findings: Vec<Finding> = Vec::new();
-    let mut last_line = None;
-    for ((span, function, index), hit) in hits {
+    let mut last_function = None;
+    for ((function, span, index), hit) in hits {
         let what = &program.functions[function].py_uses[index].what;
-        let line = (span.file, program.files[span.file].line_col(span.start).0);
-        if last_line == Some(line)
+        if last_function == Some(function)
             && let Some(previous) = findings.last_mut()
         {
-            previous.notes.push(format!("on the same line, {what} too"));
+            let line = program.files[span.file].line_col(span.start).0;
+            previous.notes.push(format!("line {line}: {what} too"));
             continue;
         }
-        last_line = Some(line);
+        last_function = Some(function);
         findings.push(finding(program, span, function, what, hit));
     }
     findings

@@ -57,6 +57,7 @@ pub fn extract(text: &str, knowledge: &Knowledge) -> FileModel {
         scope: Vec::new(),
         usings: Vec::new(),
         aliases: HashMap::new(),
+        global_types: HashMap::new(),
         frames: Vec::new(),
         depth: 0,
     };
@@ -79,6 +80,8 @@ struct Frame {
     /// Ends of the enclosing blocks, innermost last: a guard lives to the end of its block.
     block_ends: Vec<u32>,
     lambdas: usize,
+    /// Declared types of parameters and local variables, for member-call receivers.
+    types: HashMap<String, String>,
 }
 
 struct Walker<'a> {
@@ -90,6 +93,8 @@ struct Walker<'a> {
     usings: Vec<String>,
     /// `namespace py = pybind11;`
     aliases: HashMap<String, String>,
+    /// Declared types of namespace-scope variables and class fields.
+    global_types: HashMap<String, String>,
     frames: Vec<Frame>,
     depth: usize,
 }
@@ -216,7 +221,19 @@ impl<'a> Walker<'a> {
                 };
                 let depth = self.scope.len();
                 self.scope.extend(self.path(name).split("::").map(str::to_string));
-                self.model.classes.push(self.scope.join("::"));
+                let bases = node
+                    .named_children(&mut node.walk())
+                    .filter(|c| c.kind() == "base_class_clause")
+                    .flat_map(|clause| {
+                        let mut cursor = clause.walk();
+                        clause
+                            .named_children(&mut cursor)
+                            .filter(|b| b.kind() != "access_specifier")
+                            .map(|b| self.path(b))
+                            .collect::<Vec<_>>()
+                    })
+                    .collect();
+                self.model.classes.push((self.scope.join("::"), bases));
                 self.visit_children(body);
                 self.scope.truncate(depth);
             }
@@ -237,6 +254,16 @@ impl<'a> Walker<'a> {
                 }
             }
             "call_expression" => self.visit_call(node),
+            "field_declaration" => {
+                if let (Some(ty), Some(name)) = (
+                    node.child_by_field_name("type"),
+                    node.child_by_field_name("declarator").and_then(declared_name),
+                ) && let Some(ty) = self.receiver_type(ty)
+                {
+                    self.global_types.insert(self.text(name).to_string(), ty);
+                }
+                self.visit_children(node);
+            }
             "declaration" => self.visit_declaration(node),
             _ => self.visit_children(node),
         }
@@ -318,18 +345,28 @@ impl<'a> Walker<'a> {
 
     /// Walks a function body with a fresh frame.
     fn enter(&mut self, id: FnId, parameters: Option<Node>, body: Node) {
-        let mut frame =
-            Frame { id, locals: HashMap::new(), block_ends: Vec::new(), lambdas: 0 };
+        let mut frame = Frame {
+            id,
+            locals: HashMap::new(),
+            block_ends: Vec::new(),
+            lambdas: 0,
+            types: HashMap::new(),
+        };
         if let Some(parameters) = parameters {
             let mut cursor = parameters.walk();
             for parameter in parameters.named_children(&mut cursor) {
-                if let (Some(ty), Some(decl)) = (
+                let (Some(ty), Some(name)) = (
                     parameter.child_by_field_name("type"),
-                    parameter.child_by_field_name("declarator"),
-                ) && self.names(&self.k.callable_types, &self.path(ty))
-                    && let Some(name) = declared_name(decl)
-                {
-                    frame.locals.insert(self.text(name).to_string(), Local::PyCallable);
+                    parameter.child_by_field_name("declarator").and_then(declared_name),
+                ) else {
+                    continue;
+                };
+                let name = self.text(name).to_string();
+                if self.names(&self.k.callable_types, &self.path(ty)) {
+                    frame.locals.insert(name.clone(), Local::PyCallable);
+                }
+                if let Some(ty) = self.receiver_type(ty) {
+                    frame.types.insert(name, ty);
                 }
             }
         }
@@ -474,9 +511,10 @@ impl<'a> Walker<'a> {
         if self.k.member_calls.contains(&method) {
             self.add_py_use(field, format!("`.{method}()` is called"));
         } else {
-            let receiver_kind = match receiver.map(|r| r.kind()) {
-                Some("this") => Receiver::This,
-                _ => Receiver::Object,
+            let receiver_kind = match receiver {
+                Some(r) if r.kind() == "this" => Receiver::This,
+                Some(r) => self.type_of(r).map_or(Receiver::Object, Receiver::Typed),
+                None => Receiver::Object,
             };
             self.add_call(field, CallTarget::Named { path: method, receiver: receiver_kind });
         }
@@ -608,6 +646,40 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// The class a declared type names, for member calls: smart pointers and `std::optional`
+    /// unwrapped, template arguments removed; `None` for `auto` and primitive types.
+    fn receiver_type(&self, ty: Node) -> Option<String> {
+        if !matches!(ty.kind(), "type_identifier" | "qualified_identifier" | "template_type") {
+            return None;
+        }
+        let text: String = self.text(ty).chars().filter(|c| !c.is_whitespace()).collect();
+        let wrapped = ["shared_ptr<", "unique_ptr<", "optional<", "reference_wrapper<"]
+            .iter()
+            .find_map(|w| text.split_once(w).map(|(_, inner)| inner));
+        let base = wrapped.unwrap_or(&text);
+        let base = base.split(['<', '>', ',', '*', '&']).next().unwrap_or(base);
+        Some(base.trim_start_matches("::").to_string()).filter(|b| !b.is_empty())
+    }
+
+    /// The declared type of a receiver expression: a variable, a parameter, or `this->field`.
+    fn type_of(&self, receiver: Node) -> Option<String> {
+        let name = match receiver.kind() {
+            "identifier" => self.text(receiver),
+            "field_expression"
+                if receiver.child_by_field_name("argument").is_some_and(|a| a.kind() == "this") =>
+            {
+                self.text(receiver.child_by_field_name("field")?)
+            }
+            "pointer_expression" => return self.type_of(receiver.child_by_field_name("argument")?),
+            _ => return None,
+        };
+        self.frames
+            .last()
+            .and_then(|f| f.types.get(name))
+            .or_else(|| self.global_types.get(name))
+            .cloned()
+    }
+
     fn visit_declaration(&mut self, node: Node) {
         let Some(ty) = node.child_by_field_name("type") else {
             return self.visit_children(node);
@@ -628,6 +700,12 @@ impl<'a> Walker<'a> {
                 _ => None,
             };
             let name = declared_name(declarator).map(|n| self.text(n).to_string());
+            if let (Some(name), Some(ty)) = (&name, self.receiver_type(ty)) {
+                match self.frames.last_mut() {
+                    Some(frame) => frame.types.insert(name.clone(), ty),
+                    None => self.global_types.insert(name.clone(), ty),
+                };
+            }
             if in_function {
                 if self.names(&self.k.release_guards, &ty_path) {
                     self.add_gil_switch(node, GilState::Released, format!("`{shown}`"));
