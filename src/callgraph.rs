@@ -35,7 +35,9 @@ impl CallGraph {
             .functions
             .iter()
             .enumerate()
-            .map(|(caller, f)| f.calls.iter().map(|c| index.resolve(caller, &c.target)).collect())
+            .map(|(caller, f)| {
+                f.calls.iter().map(|c| index.by_arity(index.resolve(caller, &c.target), c.args)).collect()
+            })
             .collect();
         let binding_targets =
             program.bindings.iter().map(|b| index.resolve(b.registrar, &b.target)).collect();
@@ -104,6 +106,17 @@ impl<'p> Index<'p> {
                     .collect()
             }
         }
+    }
+
+    /// Overloads that accept `args` arguments; all of them when none does (a default argument
+    /// hidden in a macro, a parse error), since dropping every candidate would hide real paths.
+    fn by_arity(&self, candidates: Vec<FnId>, args: u32) -> Vec<FnId> {
+        let fitting: Vec<FnId> = candidates
+            .iter()
+            .copied()
+            .filter(|&id| self.program.functions[id].accepts(args))
+            .collect();
+        if fitting.is_empty() { candidates } else { fitting }
     }
 
     fn methods_named(&self, name: &str) -> Vec<FnId> {

@@ -52,6 +52,8 @@ pub struct Function {
     /// Namespaces made visible by `using namespace` or named by `using` declarations.
     pub usings: Vec<String>,
     pub kind: FunctionKind,
+    /// How many arguments a call may pass: `(required, maximum)`, no maximum when variadic.
+    pub arity: (u32, Option<u32>),
     /// The name (or, for a lambda, its introducer), for labels.
     pub span: Span,
     pub calls: Vec<CallSite>,
@@ -64,6 +66,8 @@ pub struct Function {
 pub struct CallSite {
     pub span: Span,
     pub target: CallTarget,
+    /// The number of arguments written, to choose among overloads.
+    pub args: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -226,6 +230,10 @@ fn set_file(function: &mut Function, file: FileId) {
 }
 
 impl Function {
+    pub fn accepts(&self, args: u32) -> bool {
+        args >= self.arity.0 && self.arity.1.is_none_or(|max| args <= max)
+    }
+
     /// The GIL state at `offset` in this function's text, given the state on entry.
     pub fn gil_state_at(&self, offset: u32, entry: GilState) -> GilState {
         self.gil_switches

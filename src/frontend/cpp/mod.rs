@@ -276,13 +276,16 @@ impl<'a> Walker<'a> {
         scope: Vec<String>,
         kind: FunctionKind,
         name_span: Span,
+        parameters: Option<Node>,
     ) -> FnId {
+        let arity = parameters.map_or((0, None), |p| self.arity(p));
         self.model.functions.push(Function {
             name,
             qualname,
             scope,
             usings: self.usings.clone(),
             kind,
+            arity,
             span: name_span,
             calls: Vec::new(),
             py_uses: Vec::new(),
@@ -327,8 +330,9 @@ impl<'a> Walker<'a> {
         } else {
             qualname.join("::")
         };
-        let id = self.new_function(name, qualname, scope, kind, span(name_node));
-        self.enter(id, function_declarator.child_by_field_name("parameters"), body);
+        let parameters = function_declarator.child_by_field_name("parameters");
+        let id = self.new_function(name, qualname, scope, kind, span(name_node), parameters);
+        self.enter(id, parameters, body);
     }
 
     fn inside_class(&self, node: Node) -> bool {
@@ -394,16 +398,17 @@ impl<'a> Walker<'a> {
             format!("{parent_qualname}::{{lambda#{number}}}")
         };
         let introducer = node.child_by_field_name("captures").unwrap_or(node);
+        let parameters = node
+            .child_by_field_name("declarator")
+            .and_then(|d| d.child_by_field_name("parameters"));
         let id = self.new_function(
             "{lambda}".to_string(),
             qualname,
             parent_scope,
             FunctionKind::Lambda,
             span(introducer),
+            parameters,
         );
-        let parameters = node
-            .child_by_field_name("declarator")
-            .and_then(|d| d.child_by_field_name("parameters"));
         match node.child_by_field_name("body") {
             Some(body) => self.enter(id, parameters, body),
             None => {}
@@ -411,8 +416,40 @@ impl<'a> Walker<'a> {
         id
     }
 
+    /// `(required, maximum)` arguments of a parameter list; `(void)` takes none.
+    fn arity(&self, parameters: Node) -> (u32, Option<u32>) {
+        let mut cursor = parameters.walk();
+        let (mut required, mut total, mut variadic) = (0, 0, false);
+        for p in parameters.named_children(&mut cursor) {
+            match p.kind() {
+                "parameter_declaration" if self.text(p).trim() == "void" => {}
+                "parameter_declaration" => {
+                    required += 1;
+                    total += 1;
+                }
+                "optional_parameter_declaration" => total += 1,
+                "variadic_parameter_declaration" | "variadic_parameter" => variadic = true,
+                _ => {}
+            }
+        }
+        variadic |= self.text(parameters).contains("...");
+        (required, (!variadic).then_some(total))
+    }
+
+    /// A call site; `node` is what the label points at, `arguments` the call's argument list.
+    fn add_call_with_args(&mut self, node: Node, target: CallTarget, arguments: Option<Node>) {
+        let args = arguments.map_or(0, |a| {
+            let mut cursor = a.walk();
+            a.named_children(&mut cursor).filter(|n| n.kind() != "comment").count() as u32
+        });
+        let site = CallSite { span: span(node), target, args };
+        if let Some(function) = self.function() {
+            function.calls.push(site);
+        }
+    }
+
     fn add_call(&mut self, node: Node, target: CallTarget) {
-        let site = CallSite { span: span(node), target };
+        let site = CallSite { span: span(node), target, args: 0 };
         if let Some(function) = self.function() {
             function.calls.push(site);
         }
@@ -469,7 +506,11 @@ impl<'a> Walker<'a> {
                     self.add_py_use(callee, format!("the Python object `{shown}` is called"))
                 }
                 Some(Local::Lambda(id)) => self.add_call(callee, CallTarget::Direct(id)),
-                None => self.add_call(callee, CallTarget::Named { path, receiver: Receiver::None }),
+                None => self.add_call_with_args(
+                    callee,
+                    CallTarget::Named { path, receiver: Receiver::None },
+                    Some(arguments),
+                ),
             }
         }
         self.visit(arguments);
@@ -516,7 +557,8 @@ impl<'a> Walker<'a> {
                 Some(r) => self.type_of(r).map_or(Receiver::Object, Receiver::Typed),
                 None => Receiver::Object,
             };
-            self.add_call(field, CallTarget::Named { path: method, receiver: receiver_kind });
+            let target = CallTarget::Named { path: method, receiver: receiver_kind };
+            self.add_call_with_args(field, target, node.child_by_field_name("arguments"));
         }
         self.visit_children(node);
     }
