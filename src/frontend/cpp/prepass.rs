@@ -7,8 +7,8 @@
 //!   the directives and the other arms;
 //! - blanks the macros named in the knowledge files, with their parenthesised arguments;
 //! - rewrites macros that have a parseable meaning (`PYBIND11_NAMESPACE_BEGIN(x)` -> `namespace x {`);
-//! - blanks an upper-case macro invocation standing alone on its lines without `;` or a following
-//!   `{` (a declaration-like macro the grammar cannot know).
+//! - blanks an upper-case macro (with or without arguments) standing alone on its lines without `;`
+//!   or a following `{` (a declaration-like macro the grammar cannot know).
 //!
 //! Blanking replaces bytes with spaces and keeps newlines.
 
@@ -225,7 +225,12 @@ fn skip_spaces(bytes: &[u8], mut i: usize) -> usize {
 
 fn rewrite_macros(text: &str, knowledge: &Knowledge, out: &mut [u8]) {
     let bytes = text.as_bytes();
+    // The end of the last macro call rewritten: identifiers inside its arguments are done.
+    let mut done_until = 0;
     for id in identifiers(text) {
+        if id.start < done_until {
+            continue;
+        }
         let name = &text[id.clone()];
         let after = skip_spaces(bytes, id.end);
         let args_end = (bytes.get(after) == Some(&b'('))
@@ -238,16 +243,19 @@ fn rewrite_macros(text: &str, knowledge: &Knowledge, out: &mut [u8]) {
             let first_arg = args_end
                 .map(|end| text[after + 1..end - 1].split(',').next().unwrap_or("").trim())
                 .unwrap_or("");
+            // `PYBIND11_NAMESPACE_BEGIN(PYBIND11_NAMESPACE)`: the argument may be a macro too.
+            let first_arg = match knowledge.prepass_rewrite.get(first_arg) {
+                Some(inner) if !inner.contains('$') => inner.as_str(),
+                _ => first_arg,
+            };
             let replacement = template.replace("$1", first_arg);
             if replacement.len() <= call_end - id.start && !replacement.contains('\n') {
                 blank(out, id.start..call_end);
                 out[id.start..id.start + replacement.len()].copy_from_slice(replacement.as_bytes());
+                done_until = call_end;
             }
-        } else if let Some(end) = args_end
-            && is_macro_name(name)
-            && stands_alone(bytes, id.start, end)
-        {
-            blank(out, id.start..end);
+        } else if is_macro_name(name) && stands_alone(bytes, id.start, call_end) {
+            blank(out, id.start..call_end);
         }
     }
 }
@@ -316,8 +324,17 @@ mod tests {
     }
 
     #[test]
+    fn rewrites_macros_named_in_arguments_once() {
+        let out = run("PYBIND11_NAMESPACE_BEGIN(PYBIND11_NAMESPACE)\n");
+        assert_eq!(out.trim_end(), "namespace pybind11 {");
+    }
+
+    #[test]
     fn blanks_known_and_standalone_macros_but_not_statements() {
-        let out = run("PYBIND11_NOINLINE void f();\nMY_DECLARE(x, y)\nNVTE_CHECK(a, b);\nFOO_BAR(x) {\n");
+        let out = run(
+            "PYBIND11_NOINLINE void f();\nMY_DECLARE(x, y)\nNVTE_CHECK(a, b);\nFOO_BAR(x) {\nMY_FIELDS\nint a = MAX_N\n;\n",
+        );
+        assert!(!out.contains("MY_FIELDS") && out.contains("MAX_N"));
         assert!(out.starts_with("                  void f();"));
         assert!(!out.contains("MY_DECLARE"));
         assert!(out.contains("NVTE_CHECK(a, b);"));
