@@ -14,8 +14,10 @@ declare_rule! {
     /// `py::call_guard<py::gil_scoped_release>()`, or a `py::gil_scoped_release` block (or
     /// `Py_BEGIN_ALLOW_THREADS`) encloses a call that leads to the use.
     ///
-    /// One finding is reported per Python-API site, with one full path from one binding; the other
-    /// bindings that reach the same site are listed.
+    /// One finding is reported per function that uses the Python API without the GIL: its first
+    /// such use is the primary location and the others are listed, since one fix (holding the GIL
+    /// in that function) covers them all. The finding shows one full path from one binding and
+    /// lists the other bindings that reach the same code without the GIL.
     ///
     /// ## Why is this bad?
     /// Touching Python objects without holding the GIL is undefined behaviour. It corrupts
