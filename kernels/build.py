@@ -88,6 +88,9 @@ def main() -> int:
     ap.add_argument("--nvcc", default=None, help="path of nvcc (default: nvcc on PATH)")
     ap.add_argument("--cuda-arch", default="80,90",
                     help="comma-separated SM versions for nvcc (default: 80,90; 'native' for the local GPU)")
+    ap.add_argument("--nvcc-extra", default="", help="extra nvcc flags, space-separated (e.g. -DFP8EXT_SOFTWARE_FP8)")
+    ap.add_argument("--python-include", default=None,
+                    help="directory with Python.h, when the interpreter's sysconfig include has none")
     ap.add_argument("--variants", default="", help="comma-separated variant prefixes (default: all)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--cxx", default=os.environ.get("CXX", "g++"))
@@ -106,8 +109,12 @@ def main() -> int:
     nvcc = None if args.cpu else (args.nvcc or shutil.which("nvcc"))
     backend = "cuda" if nvcc else "cpu"
     paths = sysconfig.get_paths()
-    includes = [f"-I{pybind11.get_include()}", f"-I{paths['include']}", f"-I{CSRC}"]
-    if paths.get("platinclude") and paths["platinclude"] != paths["include"]:
+    py_include = args.python_include or paths["include"]
+    if not (Path(py_include) / "Python.h").exists():
+        sys.stderr.write(f"build.py: no Python.h in {py_include} (install the Python headers or pass --python-include)\n")
+        return 2
+    includes = [f"-I{pybind11.get_include()}", f"-I{py_include}", f"-I{CSRC}"]
+    if not args.python_include and paths.get("platinclude") and paths["platinclude"] != paths["include"]:
         includes.append(f"-I{paths['platinclude']}")
     ext_suffix = sysconfig.get_config_var("EXT_SUFFIX")
 
@@ -125,7 +132,7 @@ def main() -> int:
                 arch += ["-gencode", f"arch=compute_{sm},code=sm_{sm}"]
             top = args.cuda_arch.split(",")[-1]
             arch += ["-gencode", f"arch=compute_{top},code=compute_{top}"]  # PTX for newer GPUs
-        compile_jobs.append([nvcc, *NVCCFLAGS, *arch, f"-I{CSRC}", "-c", str(CSRC / "kernels.cu"), "-o", str(common_objs[1])])
+        compile_jobs.append([nvcc, *NVCCFLAGS, *args.nvcc_extra.split(), *arch, f"-I{CSRC}", "-c", str(CSRC / "kernels.cu"), "-o", str(common_objs[1])])
     else:
         compile_jobs.append([args.cxx, *CXXFLAGS, f"-I{CSRC}", "-c", str(CSRC / "kernels_cpu.cpp"), "-o", str(common_objs[1])])
     links: list[list[str]] = []
@@ -159,6 +166,8 @@ def main() -> int:
         "pybind11_include": pybind11.get_include(),
         "cxx": tool_version([args.cxx, "--version"]),
         "nvcc": tool_version([nvcc, "--version"]) if nvcc else None,
+        "nvcc_extra": args.nvcc_extra,
+        "python_include": py_include,
         "cxxflags": CXXFLAGS,
         "build_seconds": round(elapsed, 1),
         "commands": log,

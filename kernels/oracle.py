@@ -580,9 +580,13 @@ def main() -> int:
         cells: dict[tuple[str, str], list[str]] = {}
         for r in runs:
             cells.setdefault((r["variant"], r["scenario"]), []).append(r["outcome"])
-            if r["outcome"] == "error":
-                tail = (r["stderr"] or r["stdout"]).strip().splitlines()[-3:]
-                failures.append(f"{r['variant']} {r['scenario']} rep {r['rep']}: error (rc {r['rc']}): " + " / ".join(tail))
+        reported = set()
+        for r in runs:  # one line per cell with errors: the last line of the child's output
+            key = (r["variant"], r["scenario"])
+            if r["outcome"] == "error" and key not in reported:
+                reported.add(key)
+                tail = (r["stderr"] or r["stdout"]).strip().splitlines()[-1:]
+                failures.append(f"{key[0]} {key[1]}: error (rc {r['rc']}): " + " / ".join(tail))
 
         # ---- static side ----
         rows = []

@@ -8,7 +8,8 @@
 #include <stdexcept>
 #include <string>
 
-#if defined(__has_include)
+// -DFP8EXT_SOFTWARE_FP8 forces the portable conversions of fp8_e4m3.h on the device too.
+#if defined(__has_include) && !defined(FP8EXT_SOFTWARE_FP8)
 #if __has_include(<cuda_fp8.h>)
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
