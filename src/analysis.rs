@@ -1,16 +1,26 @@
-//! Walks the call graph from each binding, tracking the GIL state, and reconstructs the path that
-//! reached a function in a given state.
+//! The analysis shared by every rule: walks the call graph from each binding, tracking the GIL
+//! state and the other locks held, and builds a lock-order graph in which the GIL is a lock.
 //!
-//! A function is visited once per (binding, entry state): two states keep this linear in the size
-//! of the call graph per binding. Breadth-first order makes every reconstructed path a shortest one.
+//! A function is visited once per (binding, GIL state, set of locks held by its callers); the sets
+//! are small in practice, so this stays close to linear in the size of the call graph per binding.
+//! Breadth-first order makes every reconstructed path a shortest one.
+//!
+//! Edges of the lock-order graph (see docs/design.md):
+//! - `GIL -> L` (a wait): lock `L` is taken while the GIL is held;
+//! - `L -> GIL`, explicit: the GIL is acquired (it was released) while `L` is held;
+//! - `L -> GIL`, implicit: Python code runs while `L` is held with the GIL held: the interpreter may
+//!   drop the GIL and must take it back while `L` is still held.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use crate::callgraph::CallGraph;
-use crate::model::{FnId, GilState, Program};
+use crate::diagnostic::Step;
+use crate::model::{CallTarget, FnId, Function, FunctionKind, GilState, LockKind, Program, Span};
 
-/// A function entered in a GIL state.
-pub type Node = (FnId, GilState);
+pub type LockId = usize;
+
+/// A function entered in a GIL state with a set of locks (an index into [`Facts::held_sets`]).
+pub type Node = (FnId, GilState, usize);
 
 /// How a node was first reached.
 #[derive(Clone, Copy, Debug)]
@@ -29,24 +39,150 @@ pub struct Reach {
     pub order: Vec<Node>,
 }
 
-impl Reach {
-    pub fn explore(program: &Program, graph: &CallGraph, binding: usize) -> Self {
-        let entry = program.bindings[binding].entry;
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Edge {
+    /// `GIL -> L`: waits for `L` with the GIL held.
+    Wait(LockId),
+    /// `L -> GIL`: acquires the GIL while holding `L`.
+    Acquire(LockId),
+    /// `L -> GIL`: runs Python code while holding `L` (and the GIL).
+    RunsPython(LockId),
+}
+
+/// One place that adds an edge, with the path from a binding to it.
+pub struct Witness {
+    pub at: Span,
+    pub function: FnId,
+    /// What happens at `at`: "`std::call_once` waits", "`py::module_::import` is called".
+    pub what: String,
+    pub trace: Vec<Step>,
+    /// Every binding whose paths add this edge here.
+    pub bindings: BTreeSet<usize>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Lock {
+    pub kind: LockKind,
+    pub name: String,
+}
+
+impl Lock {
+    /// "once flag `init_flag`", for messages.
+    pub fn describe(&self) -> String {
+        match self.kind {
+            LockKind::Once => format!("once flag `{}`", self.name),
+            LockKind::StaticInit => format!("the initialisation guard of static `{}`", self.name),
+            LockKind::Mutex => format!("mutex `{}`", self.name),
+        }
+    }
+}
+
+pub struct Facts {
+    pub reaches: Vec<Reach>,
+    pub locks: Vec<Lock>,
+    held_sets: Vec<Vec<LockId>>,
+    /// For each edge, its witnesses by site, in site order.
+    pub edges: BTreeMap<Edge, BTreeMap<Span, Witness>>,
+}
+
+struct Builder<'p> {
+    program: &'p Program,
+    graph: &'p CallGraph,
+    lock_ids: HashMap<Lock, LockId>,
+    locks: Vec<Lock>,
+    held_ids: HashMap<Vec<LockId>, usize>,
+    held_sets: Vec<Vec<LockId>>,
+    edges: BTreeMap<Edge, BTreeMap<Span, Witness>>,
+}
+
+impl Facts {
+    pub fn build(program: &Program, graph: &CallGraph) -> Self {
+        let mut builder = Builder {
+            program,
+            graph,
+            lock_ids: HashMap::new(),
+            locks: Vec::new(),
+            held_ids: HashMap::new(),
+            held_sets: Vec::new(),
+            edges: BTreeMap::new(),
+        };
+        builder.held_set(Vec::new());
+        let reaches: Vec<Reach> = (0..program.bindings.len())
+            .map(|binding| {
+                let reach = builder.explore(binding);
+                builder.record_edges(&reach);
+                reach
+            })
+            .collect();
+        Facts { reaches, locks: builder.locks, held_sets: builder.held_sets, edges: builder.edges }
+    }
+
+    pub fn held(&self, set: usize) -> &[LockId] {
+        &self.held_sets[set]
+    }
+
+    pub fn witnesses(&self, edge: Edge) -> impl Iterator<Item = &Witness> {
+        self.edges.get(&edge).into_iter().flat_map(|w| w.values())
+    }
+}
+
+impl Builder<'_> {
+    fn lock_id(&mut self, kind: LockKind, name: &str) -> LockId {
+        let lock = Lock { kind, name: name.to_string() };
+        if let Some(&id) = self.lock_ids.get(&lock) {
+            return id;
+        }
+        self.locks.push(lock.clone());
+        self.lock_ids.insert(lock, self.locks.len() - 1);
+        self.locks.len() - 1
+    }
+
+    fn held_set(&mut self, mut locks: Vec<LockId>) -> usize {
+        locks.sort_unstable();
+        locks.dedup();
+        if let Some(&id) = self.held_ids.get(&locks) {
+            return id;
+        }
+        self.held_sets.push(locks.clone());
+        self.held_ids.insert(locks, self.held_sets.len() - 1);
+        self.held_sets.len() - 1
+    }
+
+    /// The locks held at `offset` in `function` entered holding `held`.
+    fn locks_at(&mut self, function: FnId, held: usize, offset: u32) -> Vec<LockId> {
+        let f = &self.program.functions[function];
+        let mut locks = self.held_sets[held].clone();
+        let regions: Vec<(LockKind, String)> = f
+            .lock_regions
+            .iter()
+            .filter(|r| r.scope.contains(&offset))
+            .map(|r| (r.kind.clone(), r.lock.clone()))
+            .collect();
+        locks.extend(regions.into_iter().map(|(kind, name)| self.lock_id(kind, &name)));
+        locks.sort_unstable();
+        locks.dedup();
+        locks
+    }
+
+    fn explore(&mut self, binding: usize) -> Reach {
+        let entry = self.program.bindings[binding].entry;
         let mut preds = HashMap::new();
         let mut order = Vec::new();
         let mut queue = VecDeque::new();
-        for &target in graph.binding_targets(binding) {
-            if preds.insert((target, entry), Pred::Entry).is_none() {
-                queue.push_back((target, entry));
+        for &target in self.graph.binding_targets(binding) {
+            if preds.insert((target, entry, 0), Pred::Entry).is_none() {
+                queue.push_back((target, entry, 0));
             }
         }
-        while let Some(node @ (function, state)) = queue.pop_front() {
+        while let Some(node @ (function, state, held)) = queue.pop_front() {
             order.push(node);
-            let f = &program.functions[function];
-            for (call, site) in f.calls.iter().enumerate() {
-                let at_call = f.gil_state_at(site.span.start, state);
-                for &callee in graph.callees(function, call) {
-                    let next = (callee, at_call);
+            for call in 0..self.program.functions[function].calls.len() {
+                let at = self.program.functions[function].calls[call].span.start;
+                let at_call = self.program.functions[function].gil_state_at(at, state);
+                let locks = self.locks_at(function, held, at);
+                let held_there = self.held_set(locks);
+                for &callee in self.graph.callees(function, call) {
+                    let next = (callee, at_call, held_there);
                     if !preds.contains_key(&next) {
                         preds.insert(next, Pred::Call { caller: node, call });
                         queue.push_back(next);
@@ -57,6 +193,62 @@ impl Reach {
         Reach { binding, preds, order }
     }
 
+    fn record_edges(&mut self, reach: &Reach) {
+        for &node @ (function, state, held) in &reach.order {
+            let f = &self.program.functions[function];
+            let mut found: Vec<(Edge, Span, String)> = Vec::new();
+            for region in &f.lock_regions {
+                if f.gil_state_at(region.span.start, state) == GilState::Held {
+                    let lock = self.lock_id(region.kind.clone(), &region.lock);
+                    let what = format!("waits for {}", self.locks[lock].describe());
+                    found.push((Edge::Wait(lock), region.span, what));
+                }
+            }
+            for (i, switch) in f.gil_switches.iter().enumerate() {
+                if switch.to == GilState::Held
+                    && gil_state_without(f, i, switch.span.start, state) == GilState::Released
+                {
+                    for lock in self.locks_at(function, held, switch.span.start) {
+                        let what = format!("takes the GIL with {}", switch.what);
+                        found.push((Edge::Acquire(lock), switch.span, what));
+                    }
+                }
+            }
+            for py_use in &f.py_uses {
+                if py_use.runs_code && f.gil_state_at(py_use.span.start, state) == GilState::Held {
+                    for lock in self.locks_at(function, held, py_use.span.start) {
+                        found.push((Edge::RunsPython(lock), py_use.span, py_use.what.clone()));
+                    }
+                }
+            }
+            for (edge, at, what) in found {
+                let sites = self.edges.entry(edge).or_default();
+                match sites.get_mut(&at) {
+                    Some(witness) => {
+                        witness.bindings.insert(reach.binding);
+                    }
+                    None => {
+                        let trace = trace_to(self.program, reach, node, at.start);
+                        let bindings = BTreeSet::from([reach.binding]);
+                        sites.insert(at, Witness { at, function, what, trace, bindings });
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The GIL state at `offset` ignoring switch `skip`: what a `gil_scoped_acquire` finds.
+fn gil_state_without(f: &Function, skip: usize, offset: u32, entry: GilState) -> GilState {
+    f.gil_switches
+        .iter()
+        .enumerate()
+        .filter(|(i, s)| *i != skip && s.scope.contains(&offset))
+        .max_by_key(|(_, s)| s.scope.start)
+        .map_or(entry, |(_, s)| s.to)
+}
+
+impl Reach {
     /// The calls from the binding to `node`: `(caller, call index)` pairs, outermost first.
     pub fn path_to(&self, node: Node) -> Vec<(Node, usize)> {
         let mut path = Vec::new();
@@ -67,5 +259,61 @@ impl Reach {
         }
         path.reverse();
         path
+    }
+}
+
+/// The path from the binding to `offset` in `node`'s function: the binding, every call with the
+/// GIL release and the locks in effect there, and what is in effect at `offset`.
+pub fn trace_to(program: &Program, reach: &Reach, node: Node, offset: u32) -> Vec<Step> {
+    let binding = &program.bindings[reach.binding];
+    let mut steps = vec![Step {
+        span: binding.guard.as_ref().map_or(binding.span, |(span, _)| *span),
+        function: binding.name.clone(),
+        note: match &binding.guard {
+            Some((_, guard)) => {
+                format!("`{}` is bound with `{guard}`: the GIL is released on entry", binding.name)
+            }
+            None => format!("`{}` is bound here and entered with the GIL held", binding.name),
+        },
+    }];
+    for ((caller, state, _), call) in reach.path_to(node) {
+        let f = &program.functions[caller];
+        let site = &f.calls[call];
+        context_steps(f, state, site.span.start, &mut steps);
+        let callee = match &site.target {
+            CallTarget::Named { path, .. } => format!("`{path}`"),
+            CallTarget::Direct(id) => match program.functions[*id].kind {
+                FunctionKind::Lambda => "the lambda".to_string(),
+                _ => format!("`{}`", program.functions[*id].qualname),
+            },
+        };
+        steps.push(Step { span: site.span, function: f.qualname.clone(), note: format!("calls {callee}") });
+    }
+    context_steps(&program.functions[node.0], node.1, offset, &mut steps);
+    steps
+}
+
+/// Steps for what is in effect at `offset`: the switch that changed the GIL state there, and the
+/// lock regions around it.
+fn context_steps(f: &Function, entry: GilState, offset: u32, steps: &mut Vec<Step>) {
+    let switch = f.gil_switches.iter().filter(|s| s.scope.contains(&offset)).max_by_key(|s| s.scope.start);
+    if let Some(switch) = switch
+        && switch.to != entry
+    {
+        let note = match switch.to {
+            GilState::Released => format!("the GIL is released here by {}", switch.what),
+            GilState::Held => format!("the GIL is taken here by {}", switch.what),
+        };
+        steps.push(Step { span: switch.span, function: f.qualname.clone(), note });
+    }
+    for region in f.locks_at(offset) {
+        let note = match region.kind {
+            LockKind::Once => format!("inside `std::call_once`, holding once flag `{}`", region.lock),
+            LockKind::StaticInit => {
+                format!("initialising function-local static `{}`, holding its guard", region.lock)
+            }
+            LockKind::Mutex => format!("holding mutex `{}`", region.lock),
+        };
+        steps.push(Step { span: region.span, function: f.qualname.clone(), note });
     }
 }

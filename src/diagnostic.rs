@@ -20,6 +20,15 @@ pub struct Step {
     pub note: String,
 }
 
+/// A path through the program: for a deadlock, what one thread does.
+#[derive(Clone, Debug)]
+pub struct Flow {
+    /// "thread 1", or empty for the single path of a finding.
+    pub title: String,
+    /// From the binding to where the flow ends.
+    pub steps: Vec<Step>,
+}
+
 #[derive(Clone, Debug)]
 pub struct Finding {
     pub rule: &'static str,
@@ -30,8 +39,8 @@ pub struct Finding {
     pub primary_label: String,
     /// The function that contains the primary location.
     pub function: String,
-    /// From the binding to the primary location.
-    pub trace: Vec<Step>,
+    /// The paths that lead to the finding: one, or one per thread of a deadlock.
+    pub flows: Vec<Flow>,
     pub notes: Vec<String>,
     pub help: Option<String>,
 }

@@ -61,13 +61,19 @@ struct PythonApiSection {
     #[serde(default)]
     calls: Vec<String>,
     #[serde(default)]
+    calls_running_code: Vec<String>,
+    #[serde(default)]
     types: Vec<String>,
     #[serde(default)]
     callable_types: Vec<String>,
     #[serde(default)]
     member_calls: Vec<String>,
     #[serde(default)]
+    member_calls_running_code: Vec<String>,
+    #[serde(default)]
     c_api_prefixes: Vec<String>,
+    #[serde(default)]
+    c_api_running_code: Vec<String>,
     #[serde(default)]
     c_api_gil_free: Vec<String>,
 }
@@ -93,6 +99,12 @@ struct LocksSection {
     once_calls: Vec<String>,
     #[serde(default)]
     static_locals: bool,
+    #[serde(default)]
+    guard_types: Vec<String>,
+    #[serde(default)]
+    lock_methods: Vec<String>,
+    #[serde(default)]
+    unlock_methods: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -136,9 +148,12 @@ pub struct Knowledge {
     pub release_calls: NameSet,
     pub acquire_calls: NameSet,
     pub python_calls: NameSet,
+    pub calls_running_code: NameSet,
     pub python_types: NameSet,
     pub callable_types: NameSet,
     pub member_calls: HashSet<String>,
+    pub member_calls_running_code: HashSet<String>,
+    pub c_api_running_code: Vec<String>,
     pub c_api_prefixes: Vec<String>,
     pub c_api_gil_free: HashSet<String>,
     pub module_macros: HashSet<String>,
@@ -148,6 +163,9 @@ pub struct Knowledge {
     pub call_guards: NameSet,
     pub once_calls: NameSet,
     pub static_locals: bool,
+    pub lock_guard_types: NameSet,
+    pub lock_methods: HashSet<String>,
+    pub unlock_methods: HashSet<String>,
     pub prepass_blank: HashSet<String>,
     pub prepass_rewrite: BTreeMap<String, String>,
     /// Framework namespaces (`py`, `pybind11`), for messages and type matching.
@@ -190,9 +208,12 @@ impl Knowledge {
         self.acquire_calls.extend(&gil.acquire_calls, ns);
         let api = &file.python_api;
         self.python_calls.extend(&api.calls, ns);
+        self.calls_running_code.extend(&api.calls_running_code, ns);
         self.python_types.extend(&api.types, ns);
         self.callable_types.extend(&api.callable_types, ns);
         self.member_calls.extend(api.member_calls.iter().cloned());
+        self.member_calls_running_code.extend(api.member_calls_running_code.iter().cloned());
+        self.c_api_running_code.extend(api.c_api_running_code.iter().cloned());
         self.c_api_prefixes.extend(api.c_api_prefixes.iter().cloned());
         self.c_api_gil_free.extend(api.c_api_gil_free.iter().cloned());
         let b = &file.bindings;
@@ -205,6 +226,9 @@ impl Knowledge {
         }
         self.once_calls.extend(&file.locks.once_calls, &[]);
         self.static_locals |= file.locks.static_locals;
+        self.lock_guard_types.extend(&file.locks.guard_types, &[]);
+        self.lock_methods.extend(file.locks.lock_methods.iter().cloned());
+        self.unlock_methods.extend(file.locks.unlock_methods.iter().cloned());
         self.prepass_blank.extend(file.prepass.blank.iter().cloned());
         self.prepass_rewrite.extend(file.prepass.rewrite.clone());
         self.namespaces.extend(ns.iter().cloned());
@@ -218,6 +242,11 @@ impl Knowledge {
                 .and_then(|rest| rest.chars().next())
                 .is_some_and(|c| c.is_ascii_uppercase() || c == '_')
         }) && !self.c_api_gil_free.contains(name)
+    }
+
+    /// Whether a C-API call can run arbitrary Python code.
+    pub fn c_api_runs_code(&self, name: &str) -> bool {
+        self.c_api_running_code.iter().any(|p| name.starts_with(p.as_str()))
     }
 
     /// Whether `name` is a framework namespace such as `py`.

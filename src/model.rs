@@ -97,6 +97,9 @@ pub struct PyUse {
     pub span: Span,
     /// What happens, for messages: "`py::module_::import` is called".
     pub what: String,
+    /// Whether it can run arbitrary Python code, during which the interpreter may drop the GIL
+    /// and must take it back.
+    pub runs_code: bool,
 }
 
 /// From `scope.start` to `scope.end` the GIL is in state `to`, unless a later switch inside that
@@ -115,6 +118,8 @@ pub enum LockKind {
     Once,
     /// The hidden guard of a function-local `static`'s initialisation.
     StaticInit,
+    /// A mutex held through an RAII guard or `.lock()`.
+    Mutex,
 }
 
 /// A region of a function's text during which a lock other than the GIL is held.

@@ -92,6 +92,27 @@ fn fixtures_report_exactly_their_annotations() {
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
 
+/// Each `init_extension` variant of the fp8 extension in `kernels/` is also a fixture: its expected
+/// findings are the ones the runtime oracle (`kernels/oracle.py`) checks against real runs.
+#[test]
+fn kernel_variants_report_exactly_their_annotations() {
+    let mut variants: Vec<PathBuf> = std::fs::read_dir("kernels/pybind11/variants")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cpp"))
+        .collect();
+    variants.sort();
+    assert!(variants.len() >= 6, "expected the six variants V0-V5, found {variants:?}");
+    let failures: Vec<String> = variants
+        .iter()
+        .filter_map(|variant| {
+            let name = format!("kernels-{}", variant.file_stem().unwrap().to_string_lossy());
+            assert_fixture(&name, &[PathBuf::from("kernels/pybind11/csrc"), variant.clone()]).err()
+        })
+        .collect();
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
 #[test]
 fn every_rule_has_a_fixture_that_reports_it() {
     let all: BTreeSet<String> = fixture_dirs()

@@ -31,11 +31,24 @@ impl HumanRenderer {
             Label::primary(finding.primary.file, finding.primary.range())
                 .with_message(&finding.primary_label),
         ];
-        labels.extend(finding.trace.iter().enumerate().map(|(i, step)| {
-            Label::secondary(step.span.file, step.span.range())
-                .with_message(format!("{}. {}", i + 1, step.note))
-        }));
-        let mut notes = finding.notes.clone();
+        // Steps are numbered along their flow; with several threads, prefixed by the thread's
+        // letter: `A1.`, `B3.`.
+        let lettered = finding.flows.len() > 1;
+        for (f, flow) in finding.flows.iter().enumerate() {
+            let letter = if lettered { char::from(b'A' + f as u8).to_string() } else { String::new() };
+            labels.extend(flow.steps.iter().enumerate().map(|(i, step)| {
+                Label::secondary(step.span.file, step.span.range())
+                    .with_message(format!("{letter}{}. {}", i + 1, step.note))
+            }));
+        }
+        let mut notes: Vec<String> = finding
+            .flows
+            .iter()
+            .enumerate()
+            .filter(|(_, flow)| !flow.title.is_empty())
+            .map(|(f, flow)| format!("thread {}: {}", char::from(b'A' + f as u8), flow.title))
+            .collect();
+        notes.extend(finding.notes.iter().cloned());
         if let Some(help) = &finding.help {
             notes.push(format!("help: {help}"));
         }

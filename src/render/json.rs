@@ -26,6 +26,9 @@ struct JsonFinding<'a> {
 
 #[derive(Serialize)]
 struct JsonStep<'a> {
+    /// 1-based thread of a deadlock's flows; absent when the finding has a single path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thread: Option<usize>,
     path: String,
     line: usize,
     column: usize,
@@ -44,15 +47,26 @@ pub fn render(program: &Program, findings: &[Finding], errors: &[String]) -> Str
         .iter()
         .map(|f| {
             let (path, line, column) = location(program, f.primary);
+            let threaded = f.flows.len() > 1;
             let mut trace: Vec<JsonStep> = f
-                .trace
+                .flows
                 .iter()
-                .map(|s| {
+                .enumerate()
+                .flat_map(|(i, flow)| flow.steps.iter().map(move |s| (i, s)))
+                .map(|(i, s)| {
                     let (path, line, column) = location(program, s.span);
-                    JsonStep { path, line, column, function: &s.function, note: &s.note }
+                    let thread = threaded.then_some(i + 1);
+                    JsonStep { thread, path, line, column, function: &s.function, note: &s.note }
                 })
                 .collect();
-            trace.push(JsonStep { path: path.clone(), line, column, function: &f.function, note: &f.primary_label });
+            trace.push(JsonStep {
+                thread: None,
+                path: path.clone(),
+                line,
+                column,
+                function: &f.function,
+                note: &f.primary_label,
+            });
             JsonFinding { rule: f.rule, severity: f.severity, message: &f.message, path, line, column, trace }
         })
         .collect();

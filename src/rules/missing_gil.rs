@@ -1,9 +1,8 @@
 use std::collections::BTreeMap;
 
 use super::declare_rule;
-use crate::analysis::Reach;
-use crate::callgraph::CallGraph;
-use crate::diagnostic::{Finding, Severity, Step};
+use crate::analysis::{Facts, trace_to};
+use crate::diagnostic::{Finding, Flow, Severity, Step};
 use crate::model::{GilState, Program, Span};
 
 declare_rule! {
@@ -68,11 +67,11 @@ struct Hit {
     others: Vec<usize>,
 }
 
-fn check(program: &Program, graph: &CallGraph) -> Vec<Finding> {
+fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
     let mut hits: BTreeMap<(usize, Span, usize), Hit> = BTreeMap::new();
-    for binding in 0..program.bindings.len() {
-        let reach = Reach::explore(program, graph, binding);
-        for &(function, state) in &reach.order {
+    for reach in &facts.reaches {
+        let binding = reach.binding;
+        for &node @ (function, state, _) in &reach.order {
             let f = &program.functions[function];
             for (index, py_use) in f.py_uses.iter().enumerate() {
                 if f.gil_state_at(py_use.span.start, state) != GilState::Released {
@@ -85,7 +84,7 @@ fn check(program: &Program, graph: &CallGraph) -> Vec<Finding> {
                     }
                     Some(_) => {}
                     None => {
-                        let trace = trace(program, &reach, (function, state), py_use.span);
+                        let trace = trace_to(program, reach, node, py_use.span.start);
                         hits.insert(key, Hit { binding, trace, others: Vec::new() });
                     }
                 }
@@ -132,7 +131,7 @@ fn finding(program: &Program, span: Span, function: usize, what: &str, hit: Hit)
         primary: span,
         primary_label: format!("needs the GIL, released on the path from binding `{}`", binding.name),
         function: program.functions[function].qualname.clone(),
-        trace: hit.trace,
+        flows: vec![Flow { title: String::new(), steps: hit.trace }],
         notes,
         help: Some(
             "hold the GIL here with `py::gil_scoped_acquire`, or move the Python work out of the \
@@ -150,69 +149,4 @@ fn call_path(program: &Program, trace: &[Step], function: usize) -> String {
     hops.push(format!("`{}`", program.functions[function].qualname));
     hops.dedup();
     format!("call path: {}", hops.join(" -> "))
-}
-
-/// The path from the binding to a Python use: the binding, every call with the locks and GIL
-/// switches in effect there, and the use itself.
-fn trace(program: &Program, reach: &Reach, node: (usize, GilState), use_span: Span) -> Vec<Step> {
-    let binding = &program.bindings[reach.binding];
-    let mut steps = vec![Step {
-        span: binding.guard.as_ref().map_or(binding.span, |(span, _)| *span),
-        function: binding.name.clone(),
-        note: match &binding.guard {
-            Some((_, guard)) => format!("`{}` is bound with `{guard}`: the GIL is released on entry", binding.name),
-            None => format!("`{}` is bound here and entered with the GIL held", binding.name),
-        },
-    }];
-    for ((caller, state), call) in reach.path_to(node) {
-        let f = &program.functions[caller];
-        let site = &f.calls[call];
-        context_steps(program, caller, state, site.span.start, &mut steps);
-        let callee = match &site.target {
-            crate::model::CallTarget::Named { path, .. } => format!("`{path}`"),
-            crate::model::CallTarget::Direct(id) => match program.functions[*id].kind {
-                crate::model::FunctionKind::Lambda => "the lambda".to_string(),
-                _ => format!("`{}`", program.functions[*id].qualname),
-            },
-        };
-        steps.push(Step {
-            span: site.span,
-            function: f.qualname.clone(),
-            note: format!("calls {callee}"),
-        });
-    }
-    context_steps(program, node.0, node.1, use_span.start, &mut steps);
-    steps
-}
-
-/// Steps for what is in effect at `offset`: the GIL switch that released the GIL there, and the
-/// lock regions around it.
-fn context_steps(program: &Program, function: usize, entry: GilState, offset: u32, steps: &mut Vec<Step>) {
-    let f = &program.functions[function];
-    let switch = f
-        .gil_switches
-        .iter()
-        .filter(|s| s.scope.contains(&offset))
-        .max_by_key(|s| s.scope.start);
-    if let Some(switch) = switch
-        && switch.to == GilState::Released
-        && entry == GilState::Held
-    {
-        steps.push(Step {
-            span: switch.span,
-            function: f.qualname.clone(),
-            note: format!("the GIL is released here by {}", switch.what),
-        });
-    }
-    for region in f.locks_at(offset) {
-        let note = match region.kind {
-            crate::model::LockKind::Once => {
-                format!("inside `std::call_once`, holding once flag `{}`", region.lock)
-            }
-            crate::model::LockKind::StaticInit => {
-                format!("initialising function-local static `{}`, holding its guard", region.lock)
-            }
-        };
-        steps.push(Step { span: region.span, function: f.qualname.clone(), note });
-    }
 }

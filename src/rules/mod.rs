@@ -1,10 +1,15 @@
 //! The rules: one file each, declared with [`declare_rule!`] so that the doc comment is the single
 //! source of `gil-lint --explain`, `gil-lint rules` and `docs/rules/`.
 
+use std::collections::BTreeSet;
+
+use crate::analysis::{Facts, Witness};
 use crate::callgraph::CallGraph;
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::{Finding, Flow, Severity, Step};
 use crate::model::Program;
 
+mod gil_held_blocking;
+mod gil_lock_inversion;
 mod missing_gil;
 
 pub struct Rule {
@@ -14,7 +19,7 @@ pub struct Rule {
     pub summary: &'static str,
     /// Markdown: What it finds / Why is this bad? / Example / Use instead / Known problems.
     pub doc: &'static str,
-    pub check: fn(&Program, &CallGraph) -> Vec<Finding>,
+    pub check: fn(&Program, &Facts) -> Vec<Finding>,
 }
 
 /// Declares a rule: its doc comment becomes [`Rule::doc`].
@@ -34,7 +39,11 @@ macro_rules! declare_rule {
 }
 pub(crate) use declare_rule;
 
-pub static RULES: &[&Rule] = &[&missing_gil::MISSING_GIL];
+pub static RULES: &[&Rule] = &[
+    &missing_gil::MISSING_GIL,
+    &gil_lock_inversion::GIL_LOCK_INVERSION,
+    &gil_held_blocking::GIL_HELD_BLOCKING,
+];
 
 pub fn find(id: &str) -> Option<&'static Rule> {
     RULES.iter().copied().find(|r| r.id == id)
@@ -51,10 +60,36 @@ impl Rule {
 
 /// Runs every rule; findings come back in a deterministic order.
 pub fn check_all(program: &Program, graph: &CallGraph) -> Vec<Finding> {
-    let mut findings: Vec<Finding> = RULES.iter().flat_map(|r| (r.check)(program, graph)).collect();
+    let facts = Facts::build(program, graph);
+    let mut findings: Vec<Finding> = RULES.iter().flat_map(|r| (r.check)(program, &facts)).collect();
     findings.sort_by(|a, b| {
         let key = |f: &Finding| (program.files[f.primary.file].path.clone(), f.primary.start, f.rule);
         key(a).cmp(&key(b))
     });
     findings
+}
+
+/// A witness's path as a flow, ending with a step at the witness itself.
+fn flow_ending_at(program: &Program, witness: &Witness, title: String, last: String) -> Flow {
+    let mut steps = witness.trace.clone();
+    steps.push(Step {
+        span: witness.at,
+        function: program.functions[witness.function].qualname.clone(),
+        note: last,
+    });
+    Flow { title, steps }
+}
+
+/// "`a`, `b` and 3 more", for notes.
+fn binding_list(program: &Program, bindings: &BTreeSet<usize>) -> String {
+    const SHOWN: usize = 8;
+    let mut names: Vec<String> = bindings.iter().map(|&b| format!("`{}`", program.bindings[b].name)).collect();
+    names.dedup();
+    let more = names.len().saturating_sub(SHOWN);
+    names.truncate(SHOWN);
+    let mut list = names.join(", ");
+    if more > 0 {
+        list.push_str(&format!(" and {more} more"));
+    }
+    list
 }

@@ -58,6 +58,7 @@ pub fn extract(text: &str, knowledge: &Knowledge) -> FileModel {
         usings: Vec::new(),
         aliases: HashMap::new(),
         global_types: HashMap::new(),
+        global_callables: Default::default(),
         frames: Vec::new(),
         depth: 0,
     };
@@ -95,6 +96,8 @@ struct Walker<'a> {
     aliases: HashMap<String, String>,
     /// Declared types of namespace-scope variables and class fields.
     global_types: HashMap<String, String>,
+    /// Namespace-scope variables and class fields that are Python callables.
+    global_callables: std::collections::HashSet<String>,
     frames: Vec<Frame>,
     depth: usize,
 }
@@ -258,9 +261,14 @@ impl<'a> Walker<'a> {
                 if let (Some(ty), Some(name)) = (
                     node.child_by_field_name("type"),
                     node.child_by_field_name("declarator").and_then(declared_name),
-                ) && let Some(ty) = self.receiver_type(ty)
-                {
-                    self.global_types.insert(self.text(name).to_string(), ty);
+                ) {
+                    let name = self.text(name).to_string();
+                    if self.names(&self.k.callable_types, &self.path(ty)) {
+                        self.global_callables.insert(name.clone());
+                    }
+                    if let Some(ty) = self.receiver_type(ty) {
+                        self.global_types.insert(name, ty);
+                    }
                 }
                 self.visit_children(node);
             }
@@ -455,8 +463,8 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn add_py_use(&mut self, node: Node, what: String) {
-        let use_ = PyUse { span: span(node), what };
+    fn add_py_use(&mut self, node: Node, what: String, runs_code: bool) {
+        let use_ = PyUse { span: span(node), what, runs_code };
         if let Some(function) = self.function() {
             function.py_uses.push(use_);
         }
@@ -494,16 +502,22 @@ impl<'a> Walker<'a> {
         } else if self.names(&self.k.acquire_calls, &path) {
             self.add_gil_switch(node, GilState::Held, format!("`{shown}()`"));
         } else if self.names(&self.k.python_calls, &path) {
-            self.add_py_use(callee, format!("`{shown}` is called"));
+            let runs_code = self.names(&self.k.calls_running_code, &path);
+            self.add_py_use(callee, format!("`{shown}` is called"), runs_code);
         } else if self.names(&self.k.python_types, &path) {
-            self.add_py_use(callee, format!("`{shown}` is constructed"));
+            self.add_py_use(callee, format!("`{shown}` is constructed"), false);
         } else if !path.contains("::") && self.k.is_c_api_call(&path) {
-            self.add_py_use(callee, format!("`{shown}` is called"));
+            let runs_code = self.k.c_api_runs_code(&path);
+            self.add_py_use(callee, format!("`{shown}` is called"), runs_code);
         } else {
-            let local = self.frames.last().and_then(|f| f.locals.get(&path).copied());
+            let local = self
+                .frames
+                .last()
+                .and_then(|f| f.locals.get(&path).copied())
+                .or_else(|| self.global_callables.contains(&path).then_some(Local::PyCallable));
             match local {
                 Some(Local::PyCallable) => {
-                    self.add_py_use(callee, format!("the Python object `{shown}` is called"))
+                    self.add_py_use(callee, format!("the Python object `{shown}` is called"), true)
                 }
                 Some(Local::Lambda(id)) => self.add_call(callee, CallTarget::Direct(id)),
                 None => self.add_call_with_args(
@@ -522,7 +536,7 @@ impl<'a> Walker<'a> {
             return;
         };
         let region = LockRegion {
-            span: span(node),
+            span: node.child_by_field_name("function").map_or(span(node), span),
             kind: LockKind::Once,
             lock: self.path(*flag),
             scope: flag.end_byte() as u32..node.end_byte() as u32,
@@ -550,7 +564,12 @@ impl<'a> Walker<'a> {
             }
         }
         if self.k.member_calls.contains(&method) {
-            self.add_py_use(field, format!("`.{method}()` is called"));
+            let runs_code = self.k.member_calls_running_code.contains(&method);
+            self.add_py_use(field, format!("`.{method}()` is called"), runs_code);
+        } else if let Some(receiver) = receiver
+            && (self.k.lock_methods.contains(&method) || self.k.unlock_methods.contains(&method))
+        {
+            self.lock_method(node, receiver, &method);
         } else {
             let receiver_kind = match receiver {
                 Some(r) if r.kind() == "this" => Receiver::This,
@@ -688,6 +707,46 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// `std::lock_guard<std::mutex> lock(m);`: holds `m` to the end of the block. The grammar
+    /// reads `lock(m)` as a function declarator (the most vexing parse) or, with braces or a
+    /// non-type argument, as an initialiser.
+    fn lock_guard(&mut self, declaration: Node, declarator: Node) {
+        let arguments = match declarator.kind() {
+            "function_declarator" => declarator.child_by_field_name("parameters"),
+            "init_declarator" => declarator.child_by_field_name("value"),
+            _ => None,
+        };
+        let Some(mutex) = arguments.and_then(|a| a.named_child(0)) else {
+            return;
+        };
+        let region = LockRegion {
+            span: span(declaration),
+            kind: LockKind::Mutex,
+            lock: self.path(mutex),
+            scope: declaration.start_byte() as u32..self.block_end(),
+        };
+        if let Some(function) = self.function() {
+            function.lock_regions.push(region);
+        }
+    }
+
+    /// `m.lock()` holds `m` until `m.unlock()` or the end of the block.
+    fn lock_method(&mut self, call: Node, receiver: Node, method: &str) {
+        let lock = self.path(receiver);
+        let at = call.start_byte() as u32;
+        let block_end = self.block_end();
+        let locking = self.k.lock_methods.contains(method);
+        let Some(function) = self.function() else { return };
+        if locking {
+            let region = LockRegion { span: span(call), kind: LockKind::Mutex, lock, scope: at..block_end };
+            function.lock_regions.push(region);
+        } else if let Some(open) = function.lock_regions.iter_mut().rev().find(|r| {
+            r.kind == LockKind::Mutex && r.lock == lock && r.scope.contains(&at)
+        }) {
+            open.scope.end = at;
+        }
+    }
+
     /// The class a declared type names, for member calls: smart pointers and `std::optional`
     /// unwrapped, template arguments removed; `None` for `auto` and primitive types.
     fn receiver_type(&self, ty: Node) -> Option<String> {
@@ -742,6 +801,12 @@ impl<'a> Walker<'a> {
                 _ => None,
             };
             let name = declared_name(declarator).map(|n| self.text(n).to_string());
+            if !in_function
+                && let Some(name) = &name
+                && self.names(&self.k.callable_types, &ty_path)
+            {
+                self.global_callables.insert(name.clone());
+            }
             if let (Some(name), Some(ty)) = (&name, self.receiver_type(ty)) {
                 match self.frames.last_mut() {
                     Some(frame) => frame.types.insert(name.clone(), ty),
@@ -756,7 +821,7 @@ impl<'a> Walker<'a> {
                 } else if self.names(&self.k.python_types, &ty_path)
                     && value.is_none_or(|v| matches!(v.kind(), "argument_list" | "initializer_list"))
                 {
-                    self.add_py_use(declarator, format!("a `{shown}` is constructed"));
+                    self.add_py_use(declarator, format!("a `{shown}` is constructed"), false);
                 }
                 if let Some(name) = &name
                     && self.names(&self.k.callable_types, &ty_path)
@@ -765,11 +830,16 @@ impl<'a> Walker<'a> {
                     frame.locals.insert(name.clone(), Local::PyCallable);
                 }
             }
+            if in_function && self.names(&self.k.lock_guard_types, &ty_path) {
+                self.lock_guard(node, declarator);
+            }
             let Some(value) = value else { continue };
             if is_static && self.k.static_locals {
                 let owner = self.frames.last().map(|f| self.model.functions[f.id].qualname.clone());
+                // `static py::object cls`: the declaration up to the name.
+                let name_end = declared_name(declarator).map_or(declarator.end_byte(), |n| n.end_byte());
                 let region = LockRegion {
-                    span: span(declarator),
+                    span: Span { file: 0, start: node.start_byte() as u32, end: name_end as u32 },
                     kind: LockKind::StaticInit,
                     lock: format!("{}::{}", owner.unwrap_or_default(), name.clone().unwrap_or_default()),
                     scope: value.start_byte() as u32..value.end_byte() as u32,

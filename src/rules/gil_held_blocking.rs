@@ -1,0 +1,108 @@
+use super::{binding_list, declare_rule, flow_ending_at};
+use crate::analysis::{Edge, Facts};
+use crate::diagnostic::{Finding, Flow, Severity};
+use crate::model::Program;
+
+declare_rule! {
+    /// ## What it finds
+    /// A path that waits for a lock `L` (a `std::call_once` flag, the hidden guard of a
+    /// function-local `static`'s initialisation, a mutex) while holding the GIL, where the code
+    /// that runs while `L` is held (the initialiser, or another path's critical section) runs
+    /// Python code: an import, a call of a Python object, an attribute lookup, a conversion.
+    ///
+    /// This includes the fix that acquires the GIL *before* `std::call_once`, and the
+    /// function-local `static py::object x = py::module_::import(...)` that pybind11's
+    /// `gil_safe_call_once.h` marks "BAD, DO NOT USE".
+    ///
+    /// ## Why is this bad?
+    /// Python code can drop the GIL and take it back at any time: the eval loop switches threads
+    /// every few milliseconds, `time.sleep` and I/O release it, an import waits on importlib's
+    /// module locks. So the thread running the initialiser (which owns `L`) may need the GIL
+    /// again, while another thread holds the GIL and waits for `L`: a deadlock. Taking the GIL
+    /// first only makes the lock order consistent if the initialiser never releases the GIL,
+    /// which Python code cannot promise. The hang is rare (it needs a cold import, an import hook,
+    /// a sleeping module, or another thread mid-import), so it survives testing.
+    ///
+    /// ## Example
+    /// ```cpp
+    /// void init_extension() {
+    ///   py::gil_scoped_acquire gil;                 // holds the GIL ...
+    ///   std::call_once(flag, [] {                   // ... while waiting for `flag`
+    ///     cls = py::module_::import("pkg.float8");  // runs Python code holding `flag`
+    ///   });
+    /// }
+    /// ```
+    ///
+    /// Use instead: release the GIL while waiting, and take it inside the initialiser.
+    /// pybind11's `gil_safe_call_once_and_store` does exactly that:
+    /// ```cpp
+    /// py::object float8_module() {
+    ///   PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> storage;
+    ///   return storage.call_once_and_store_result([] { return py::module_::import("pkg.float8"); })
+    ///       .get_stored();
+    /// }
+    /// ```
+    ///
+    /// ## Known problems
+    /// Any use of the Python API that can run Python code counts, even when in practice the
+    /// module is always imported already (an import of an already imported module runs no
+    /// bytecode). Paths are combined without checking that two threads can run them together.
+    pub static GIL_HELD_BLOCKING = {
+        id: "gil-held-blocking",
+        severity: Severity::Error,
+        summary: "a lock is waited for while holding the GIL, and Python code runs while it is held",
+        check: check,
+    }
+}
+
+fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for (id, lock) in facts.locks.iter().enumerate() {
+        // An explicit acquisition under the lock is the stronger finding: `gil-lock-inversion`.
+        if facts.witnesses(Edge::Acquire(id)).next().is_some() {
+            continue;
+        }
+        let Some(runs) = facts.witnesses(Edge::RunsPython(id)).next() else { continue };
+        for wait in facts.witnesses(Edge::Wait(id)) {
+            let lock_name = lock.describe();
+            findings.push(Finding {
+                rule: GIL_HELD_BLOCKING.id,
+                severity: GIL_HELD_BLOCKING.default_severity,
+                message: format!(
+                    "{lock_name} is waited for while holding the GIL, and Python code runs while it is held"
+                ),
+                primary: wait.at,
+                primary_label: format!("{} while holding the GIL", wait.what),
+                function: program.functions[wait.function].qualname.clone(),
+                flows: vec![
+                    flow_ending_at(
+                        program,
+                        runs,
+                        format!("holds {lock_name} and runs Python code, which can drop the GIL and must take it back"),
+                        format!("{}: can drop the GIL and must take it back", runs.what),
+                    ),
+                    Flow {
+                        title: format!("holds the GIL, then waits for {lock_name}"),
+                        steps: wait.trace.clone(),
+                    },
+                ],
+                notes: vec![
+                    format!(
+                        "deadlock: when thread A's Python code drops the GIL, thread B takes it and waits for \
+                         {lock_name}; thread A, owning {lock_name}, then waits for the GIL forever"
+                    ),
+                    "taking the GIL before waiting is not enough: Python code can release and re-take \
+                     it (eval-loop switches, `time.sleep`, I/O, import locks)"
+                        .to_string(),
+                    format!("bindings that wait holding the GIL: {}", binding_list(program, &wait.bindings)),
+                ],
+                help: Some(
+                    "release the GIL while waiting: use `py::gil_safe_call_once_and_store`, or \
+                     `py::gil_scoped_release` before the wait and `py::gil_scoped_acquire` inside the initialiser"
+                        .to_string(),
+                ),
+            });
+        }
+    }
+    findings
+}

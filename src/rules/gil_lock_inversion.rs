@@ -1,0 +1,99 @@
+use super::{binding_list, declare_rule, flow_ending_at};
+use crate::analysis::{Edge, Facts};
+use crate::diagnostic::{Finding, Flow, Severity};
+use crate::model::Program;
+
+declare_rule! {
+    /// ## What it finds
+    /// An ABBA deadlock between the GIL and another lock `L` (a `std::call_once` flag, a
+    /// function-local static's initialisation guard, a mutex): one path takes the GIL explicitly
+    /// (`py::gil_scoped_acquire`, `PyGILState_Ensure`) while holding `L`, and another path waits
+    /// for `L` while holding the GIL. The finding shows both paths, one per thread.
+    ///
+    /// ## Why is this bad?
+    /// Thread A owns `L` and waits for the GIL; thread B holds the GIL and waits for `L`. Neither
+    /// can go on, and the process hangs. It happens only when the two calls overlap, so tests
+    /// rarely catch it. The classic case is a lazy initialiser that acquires the GIL inside its
+    /// `std::call_once` lambda because it is reached from a binding that released the GIL, while
+    /// other bindings reach the same `call_once` holding the GIL.
+    ///
+    /// ## Example
+    /// ```cpp
+    /// void init_extension() {
+    ///   std::call_once(flag, [] {
+    ///     py::gil_scoped_acquire gil;  // thread A: holds `flag`, waits for the GIL
+    ///     cls = py::module_::import("pkg.float8").attr("Float8Tensor");
+    ///   });
+    /// }
+    /// // thread B: a binding that holds the GIL calls init_extension() and waits for `flag`.
+    /// ```
+    ///
+    /// Use instead: never wait for the once flag while holding the GIL. pybind11's
+    /// `gil_safe_call_once_and_store` releases the GIL before waiting and takes it inside:
+    /// ```cpp
+    /// py::object float8_tensor_class() {
+    ///   PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> storage;
+    ///   return storage
+    ///       .call_once_and_store_result([] { return py::module_::import("pkg.float8").attr("Float8Tensor"); })
+    ///       .get_stored();
+    /// }
+    /// ```
+    /// or by hand: `py::gil_scoped_acquire` (for callers without it), then `py::gil_scoped_release`,
+    /// then `std::call_once` with `py::gil_scoped_acquire` inside the lambda.
+    ///
+    /// ## Known problems
+    /// Paths are combined without checking that the two threads can really run them at the same
+    /// time (for example when one of them only runs during module import). Conditions are not
+    /// evaluated, so a path guarded by `PyGILState_Check()` counts in both states.
+    pub static GIL_LOCK_INVERSION = {
+        id: "gil-lock-inversion",
+        severity: Severity::Error,
+        summary: "the GIL is taken while holding a lock that is waited for while holding the GIL",
+        check: check,
+    }
+}
+
+fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for (id, lock) in facts.locks.iter().enumerate() {
+        let Some(wait) = facts.witnesses(Edge::Wait(id)).next() else { continue };
+        for acquire in facts.witnesses(Edge::Acquire(id)) {
+            let lock_name = lock.describe();
+            findings.push(Finding {
+                rule: GIL_LOCK_INVERSION.id,
+                severity: GIL_LOCK_INVERSION.default_severity,
+                message: format!(
+                    "the GIL is taken while holding {lock_name}, which other paths wait for while holding the GIL"
+                ),
+                primary: acquire.at,
+                primary_label: format!("{}: waits for the GIL while holding {lock_name}", acquire.what),
+                function: program.functions[acquire.function].qualname.clone(),
+                flows: vec![
+                    Flow {
+                        title: format!("holds {lock_name}, then waits for the GIL"),
+                        steps: acquire.trace.clone(),
+                    },
+                    flow_ending_at(
+                        program,
+                        wait,
+                        format!("holds the GIL, then waits for {lock_name}"),
+                        format!("{} while holding the GIL", wait.what),
+                    ),
+                ],
+                notes: vec![
+                    format!(
+                        "deadlock: thread A owns {lock_name} and waits for the GIL; thread B holds the GIL and waits for {lock_name}"
+                    ),
+                    format!("thread A's bindings: {}", binding_list(program, &acquire.bindings)),
+                    format!("thread B's bindings: {}", binding_list(program, &wait.bindings)),
+                ],
+                help: Some(
+                    "do not wait for the lock while holding the GIL: use `py::gil_safe_call_once_and_store`, \
+                     or release the GIL (`py::gil_scoped_release`) before waiting and take it inside"
+                        .to_string(),
+                ),
+            });
+        }
+    }
+    findings
+}
