@@ -114,7 +114,12 @@ impl Facts {
                 reach
             })
             .collect();
-        Facts { reaches, locks: builder.locks, held_sets: builder.held_sets, edges: builder.edges }
+        Facts {
+            reaches,
+            locks: builder.locks,
+            held_sets: builder.held_sets,
+            edges: builder.edges,
+        }
     }
 
     pub fn held(&self, set: usize) -> &[LockId] {
@@ -128,7 +133,10 @@ impl Facts {
 
 impl Builder<'_> {
     fn lock_id(&mut self, kind: LockKind, name: &str) -> LockId {
-        let lock = Lock { kind, name: name.to_string() };
+        let lock = Lock {
+            kind,
+            name: name.to_string(),
+        };
         if let Some(&id) = self.lock_ids.get(&lock) {
             return id;
         }
@@ -158,7 +166,11 @@ impl Builder<'_> {
             .filter(|r| r.scope.contains(&offset))
             .map(|r| (r.kind.clone(), r.lock.clone()))
             .collect();
-        locks.extend(regions.into_iter().map(|(kind, name)| self.lock_id(kind, &name)));
+        locks.extend(
+            regions
+                .into_iter()
+                .map(|(kind, name)| self.lock_id(kind, &name)),
+        );
         locks.sort_unstable();
         locks.dedup();
         locks
@@ -183,14 +195,18 @@ impl Builder<'_> {
                 let held_there = self.held_set(locks);
                 for &callee in self.graph.callees(function, call) {
                     let next = (callee, at_call, held_there);
-                    if !preds.contains_key(&next) {
-                        preds.insert(next, Pred::Call { caller: node, call });
+                    if let std::collections::hash_map::Entry::Vacant(entry) = preds.entry(next) {
+                        entry.insert(Pred::Call { caller: node, call });
                         queue.push_back(next);
                     }
                 }
             }
         }
-        Reach { binding, preds, order }
+        Reach {
+            binding,
+            preds,
+            order,
+        }
     }
 
     fn record_edges(&mut self, reach: &Reach) {
@@ -230,7 +246,16 @@ impl Builder<'_> {
                     None => {
                         let trace = trace_to(self.program, reach, node, at.start);
                         let bindings = BTreeSet::from([reach.binding]);
-                        sites.insert(at, Witness { at, function, what, trace, bindings });
+                        sites.insert(
+                            at,
+                            Witness {
+                                at,
+                                function,
+                                what,
+                                trace,
+                                bindings,
+                            },
+                        );
                     }
                 }
             }
@@ -267,13 +292,22 @@ impl Reach {
 pub fn trace_to(program: &Program, reach: &Reach, node: Node, offset: u32) -> Vec<Step> {
     let binding = &program.bindings[reach.binding];
     let mut steps = vec![Step {
-        span: binding.guard.as_ref().map_or(binding.span, |(span, _)| *span),
+        span: binding
+            .guard
+            .as_ref()
+            .map_or(binding.span, |(span, _)| *span),
         function: binding.name.clone(),
         note: match &binding.guard {
             Some((_, guard)) => {
-                format!("`{}` is bound with `{guard}`: the GIL is released on entry", binding.name)
+                format!(
+                    "`{}` is bound with `{guard}`: the GIL is released on entry",
+                    binding.name
+                )
             }
-            None => format!("`{}` is bound here and entered with the GIL held", binding.name),
+            None => format!(
+                "`{}` is bound here and entered with the GIL held",
+                binding.name
+            ),
         },
     }];
     for ((caller, state, _), call) in reach.path_to(node) {
@@ -287,7 +321,11 @@ pub fn trace_to(program: &Program, reach: &Reach, node: Node, offset: u32) -> Ve
                 _ => format!("`{}`", program.functions[*id].qualname),
             },
         };
-        steps.push(Step { span: site.span, function: f.qualname.clone(), note: format!("calls {callee}") });
+        steps.push(Step {
+            span: site.span,
+            function: f.qualname.clone(),
+            note: format!("calls {callee}"),
+        });
     }
     context_steps(&program.functions[node.0], node.1, offset, &mut steps);
     steps
@@ -296,7 +334,11 @@ pub fn trace_to(program: &Program, reach: &Reach, node: Node, offset: u32) -> Ve
 /// Steps for what is in effect at `offset`: the switch that changed the GIL state there, and the
 /// lock regions around it.
 fn context_steps(f: &Function, entry: GilState, offset: u32, steps: &mut Vec<Step>) {
-    let switch = f.gil_switches.iter().filter(|s| s.scope.contains(&offset)).max_by_key(|s| s.scope.start);
+    let switch = f
+        .gil_switches
+        .iter()
+        .filter(|s| s.scope.contains(&offset))
+        .max_by_key(|s| s.scope.start);
     if let Some(switch) = switch
         && switch.to != entry
     {
@@ -304,16 +346,30 @@ fn context_steps(f: &Function, entry: GilState, offset: u32, steps: &mut Vec<Ste
             GilState::Released => format!("the GIL is released here by {}", switch.what),
             GilState::Held => format!("the GIL is taken here by {}", switch.what),
         };
-        steps.push(Step { span: switch.span, function: f.qualname.clone(), note });
+        steps.push(Step {
+            span: switch.span,
+            function: f.qualname.clone(),
+            note,
+        });
     }
     for region in f.locks_at(offset) {
         let note = match region.kind {
-            LockKind::Once => format!("inside `std::call_once`, holding once flag `{}`", region.lock),
+            LockKind::Once => format!(
+                "inside `std::call_once`, holding once flag `{}`",
+                region.lock
+            ),
             LockKind::StaticInit => {
-                format!("initialising function-local static `{}`, holding its guard", region.lock)
+                format!(
+                    "initialising function-local static `{}`, holding its guard",
+                    region.lock
+                )
             }
             LockKind::Mutex => format!("holding mutex `{}`", region.lock),
         };
-        steps.push(Step { span: region.span, function: f.qualname.clone(), note });
+        steps.push(Step {
+            span: region.span,
+            function: f.qualname.clone(),
+            note,
+        });
     }
 }

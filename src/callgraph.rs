@@ -36,12 +36,21 @@ impl CallGraph {
             .iter()
             .enumerate()
             .map(|(caller, f)| {
-                f.calls.iter().map(|c| index.by_arity(index.resolve(caller, &c.target), c.args)).collect()
+                f.calls
+                    .iter()
+                    .map(|c| index.by_arity(index.resolve(caller, &c.target), c.args))
+                    .collect()
             })
             .collect();
-        let binding_targets =
-            program.bindings.iter().map(|b| index.resolve(b.registrar, &b.target)).collect();
-        CallGraph { callees, binding_targets }
+        let binding_targets = program
+            .bindings
+            .iter()
+            .map(|b| index.resolve(b.registrar, &b.target))
+            .collect();
+        CallGraph {
+            callees,
+            binding_targets,
+        }
     }
 
     pub fn callees(&self, caller: FnId, call: usize) -> &[FnId] {
@@ -79,19 +88,41 @@ impl<'p> Index<'p> {
                 methods.entry(&f.name).or_default().push(id);
             }
         }
-        Index { program, by_qualname, by_name, methods, derived: derived_classes(program) }
+        Index {
+            program,
+            by_qualname,
+            by_name,
+            methods,
+            derived: derived_classes(program),
+        }
     }
 
     fn resolve(&self, caller: FnId, target: &CallTarget) -> Vec<FnId> {
         match target {
             CallTarget::Direct(id) => vec![*id],
-            CallTarget::Named { path, receiver: Receiver::None } => self.resolve_path(caller, path),
-            CallTarget::Named { path, receiver: Receiver::This } => {
+            CallTarget::Named {
+                path,
+                receiver: Receiver::None,
+            } => self.resolve_path(caller, path),
+            CallTarget::Named {
+                path,
+                receiver: Receiver::This,
+            } => {
                 let own = self.in_scopes(caller, path);
-                if own.is_empty() { self.methods_named(path) } else { own }
+                if own.is_empty() {
+                    self.methods_named(path)
+                } else {
+                    own
+                }
             }
-            CallTarget::Named { path, receiver: Receiver::Object } => self.methods_named(path),
-            CallTarget::Named { path, receiver: Receiver::Typed(ty) } => {
+            CallTarget::Named {
+                path,
+                receiver: Receiver::Object,
+            } => self.methods_named(path),
+            CallTarget::Named {
+                path,
+                receiver: Receiver::Typed(ty),
+            } => {
                 // A type the project does not define (`std::atomic`, `at::Tensor`) has no methods
                 // here; a project class's call may run an override in any derived class.
                 let Some(classes) = self.derived.get(last_segment(ty)) else {
@@ -116,7 +147,11 @@ impl<'p> Index<'p> {
             .copied()
             .filter(|&id| self.program.functions[id].accepts(args))
             .collect();
-        if fitting.is_empty() { candidates } else { fitting }
+        if fitting.is_empty() {
+            candidates
+        } else {
+            fitting
+        }
     }
 
     fn methods_named(&self, name: &str) -> Vec<FnId> {
@@ -129,7 +164,11 @@ impl<'p> Index<'p> {
         (0..=scope.len())
             .rev()
             .find_map(|n| {
-                let qualified = scope[..n].iter().map(String::as_str).chain([path]).collect::<Vec<_>>();
+                let qualified = scope[..n]
+                    .iter()
+                    .map(String::as_str)
+                    .chain([path])
+                    .collect::<Vec<_>>();
                 self.by_qualname.get(qualified.join("::").as_str())
             })
             .cloned()
@@ -160,9 +199,15 @@ impl<'p> Index<'p> {
                 q == path || q.ends_with(&suffix)
             })
             .collect();
-        let qualnames: HashSet<&str> =
-            candidates.iter().map(|&id| self.program.functions[id].qualname.as_str()).collect();
-        if qualnames.len() == 1 { candidates } else { Vec::new() }
+        let qualnames: HashSet<&str> = candidates
+            .iter()
+            .map(|&id| self.program.functions[id].qualname.as_str())
+            .collect();
+        if qualnames.len() == 1 {
+            candidates
+        } else {
+            Vec::new()
+        }
     }
 }
 
@@ -174,14 +219,19 @@ fn last_segment(path: &str) -> &str {
 fn derived_classes(program: &Program) -> HashMap<&str, HashSet<&str>> {
     let mut derived: HashMap<&str, HashSet<&str>> = HashMap::new();
     for class in program.classes.keys() {
-        derived.entry(last_segment(class)).or_default().insert(last_segment(class));
+        derived
+            .entry(last_segment(class))
+            .or_default()
+            .insert(last_segment(class));
     }
     loop {
         let mut changed = false;
         for (class, bases) in &program.classes {
             let class = last_segment(class);
             for base in bases {
-                let Some(below) = derived.get(class).cloned() else { continue };
+                let Some(below) = derived.get(class).cloned() else {
+                    continue;
+                };
                 let entry = derived.entry(last_segment(base)).or_default();
                 for d in below {
                     changed |= entry.insert(d);

@@ -42,7 +42,11 @@ pub fn discover(paths: &[PathBuf], exclude: &GlobSet) -> Discovered {
             let entry = match entry {
                 Ok(entry) => entry,
                 Err(err) => {
-                    errors.push(format!("{}: {}", root.display(), one_line(&err.to_string())));
+                    errors.push(format!(
+                        "{}: {}",
+                        root.display(),
+                        one_line(&err.to_string())
+                    ));
                     continue;
                 }
             };

@@ -14,7 +14,10 @@ use serde::Deserialize;
 const BUILTIN: &[(&str, &str)] = &[
     ("rules/cpython.toml", include_str!("../rules/cpython.toml")),
     ("rules/cpp.toml", include_str!("../rules/cpp.toml")),
-    ("rules/pybind11.toml", include_str!("../rules/pybind11.toml")),
+    (
+        "rules/pybind11.toml",
+        include_str!("../rules/pybind11.toml"),
+    ),
 ];
 
 #[derive(Debug, Default, Deserialize)]
@@ -192,8 +195,8 @@ impl Knowledge {
     }
 
     fn add_text(&mut self, name: &str, text: &str) -> Result<()> {
-        let file: KnowledgeFile =
-            toml::from_str(text).map_err(|e| anyhow::anyhow!("{name}: {}", e.to_string().trim()))?;
+        let file: KnowledgeFile = toml::from_str(text)
+            .map_err(|e| anyhow::anyhow!("{name}: {}", e.to_string().trim()))?;
         anyhow::ensure!(
             file.framework.language == "cpp",
             "{name}: framework `{}` has unknown language `{}`",
@@ -212,24 +215,33 @@ impl Knowledge {
         self.python_types.extend(&api.types, ns);
         self.callable_types.extend(&api.callable_types, ns);
         self.member_calls.extend(api.member_calls.iter().cloned());
-        self.member_calls_running_code.extend(api.member_calls_running_code.iter().cloned());
-        self.c_api_running_code.extend(api.c_api_running_code.iter().cloned());
-        self.c_api_prefixes.extend(api.c_api_prefixes.iter().cloned());
-        self.c_api_gil_free.extend(api.c_api_gil_free.iter().cloned());
+        self.member_calls_running_code
+            .extend(api.member_calls_running_code.iter().cloned());
+        self.c_api_running_code
+            .extend(api.c_api_running_code.iter().cloned());
+        self.c_api_prefixes
+            .extend(api.c_api_prefixes.iter().cloned());
+        self.c_api_gil_free
+            .extend(api.c_api_gil_free.iter().cloned());
         let b = &file.bindings;
         self.module_macros.extend(b.module_macros.iter().cloned());
         self.def_methods.extend(b.def_methods.iter().cloned());
-        self.property_methods.extend(b.property_methods.iter().cloned());
-        self.callable_wrappers.extend(b.callable_wrappers.iter().cloned());
+        self.property_methods
+            .extend(b.property_methods.iter().cloned());
+        self.callable_wrappers
+            .extend(b.callable_wrappers.iter().cloned());
         if let Some(guard) = &b.call_guard {
             self.call_guards.extend(std::slice::from_ref(guard), ns);
         }
         self.once_calls.extend(&file.locks.once_calls, &[]);
         self.static_locals |= file.locks.static_locals;
         self.lock_guard_types.extend(&file.locks.guard_types, &[]);
-        self.lock_methods.extend(file.locks.lock_methods.iter().cloned());
-        self.unlock_methods.extend(file.locks.unlock_methods.iter().cloned());
-        self.prepass_blank.extend(file.prepass.blank.iter().cloned());
+        self.lock_methods
+            .extend(file.locks.lock_methods.iter().cloned());
+        self.unlock_methods
+            .extend(file.locks.unlock_methods.iter().cloned());
+        self.prepass_blank
+            .extend(file.prepass.blank.iter().cloned());
         self.prepass_rewrite.extend(file.prepass.rewrite.clone());
         self.namespaces.extend(ns.iter().cloned());
         Ok(())
@@ -246,7 +258,9 @@ impl Knowledge {
 
     /// Whether a C-API call can run arbitrary Python code.
     pub fn c_api_runs_code(&self, name: &str) -> bool {
-        self.c_api_running_code.iter().any(|p| name.starts_with(p.as_str()))
+        self.c_api_running_code
+            .iter()
+            .any(|p| name.starts_with(p.as_str()))
     }
 
     /// Whether `name` is a framework namespace such as `py`.
@@ -278,7 +292,10 @@ mod tests {
     fn unknown_keys_are_errors_naming_the_file() {
         let mut k = Knowledge::default();
         let err = k
-            .add_text("x.toml", "[framework]\nname='x'\nlanguage='cpp'\n[gil]\nrelease_gaurds=[]\n")
+            .add_text(
+                "x.toml",
+                "[framework]\nname='x'\nlanguage='cpp'\n[gil]\nrelease_gaurds=[]\n",
+            )
             .unwrap_err();
         assert!(err.to_string().starts_with("x.toml: "), "{err}");
         assert!(err.to_string().contains("release_gaurds"), "{err}");

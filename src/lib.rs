@@ -35,7 +35,10 @@ pub fn display_path(path: &Path) -> PathBuf {
     let cwd = std::env::current_dir().ok();
     let absolute = std::fs::canonicalize(path).ok();
     match (cwd.and_then(|c| std::fs::canonicalize(c).ok()), absolute) {
-        (Some(cwd), Some(abs)) => abs.strip_prefix(&cwd).map(Path::to_path_buf).unwrap_or_else(|_| path.to_path_buf()),
+        (Some(cwd), Some(abs)) => abs
+            .strip_prefix(&cwd)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|_| path.to_path_buf()),
         _ => path.to_path_buf(),
     }
     .components()
@@ -43,11 +46,23 @@ pub fn display_path(path: &Path) -> PathBuf {
 }
 
 /// Reads and models one file; never panics (a panic in a front-end becomes the file's error).
-fn read_file(path: &Path, language: Language, knowledge: &Knowledge) -> Result<(String, FileModel), String> {
+fn read_file(
+    path: &Path,
+    language: Language,
+    knowledge: &Knowledge,
+) -> Result<(String, FileModel), String> {
     let shown = path.display();
-    let bytes = std::fs::read(path).map_err(|e| format!("{shown}: cannot read: {}", discover::one_line(&e.to_string())))?;
+    let bytes = std::fs::read(path).map_err(|e| {
+        format!(
+            "{shown}: cannot read: {}",
+            discover::one_line(&e.to_string())
+        )
+    })?;
     let text = String::from_utf8(bytes).map_err(|e| {
-        format!("{shown}: not valid UTF-8 (byte {}), skipped", e.utf8_error().valid_up_to())
+        format!(
+            "{shown}: not valid UTF-8 (byte {}), skipped",
+            e.utf8_error().valid_up_to()
+        )
     })?;
     let model = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         frontend::extract(language, &text, knowledge)
@@ -73,7 +88,11 @@ pub fn analyse_files(files: &[(PathBuf, Language)], knowledge: &Knowledge) -> An
     }
     let graph = CallGraph::build(&program);
     let findings = rules::check_all(&program, &graph);
-    Analysis { program, findings, errors }
+    Analysis {
+        program,
+        findings,
+        errors,
+    }
 }
 
 /// A thread pool with stacks big enough for deeply nested syntax.

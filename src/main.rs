@@ -114,28 +114,34 @@ fn check(args: CheckArgs) -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     }
     let written = match args.format {
-        Format::Json => {
-            std::io::stdout().write_all(json::render(&analysis.program, &analysis.findings, &errors).as_bytes())
-        }
+        Format::Json => std::io::stdout()
+            .write_all(json::render(&analysis.program, &analysis.findings, &errors).as_bytes()),
         Format::Human => {
             use std::io::IsTerminal;
-            let color = if std::env::var_os("NO_COLOR").is_some() || !std::io::stdout().is_terminal() {
-                ColorChoice::Never
-            } else {
-                ColorChoice::Auto
-            };
+            let color =
+                if std::env::var_os("NO_COLOR").is_some() || !std::io::stdout().is_terminal() {
+                    ColorChoice::Never
+                } else {
+                    ColorChoice::Auto
+                };
             let mut stdout = StandardStream::stdout(color);
-            HumanRenderer::new(&analysis.program).emit(&analysis.findings, &mut stdout).and_then(|()| {
-                let n = analysis.findings.len();
-                writeln!(
-                    stdout,
-                    "{} finding{} in {} file{}",
-                    n,
-                    if n == 1 { "" } else { "s" },
-                    analysis.program.files.len(),
-                    if analysis.program.files.len() == 1 { "" } else { "s" }
-                )
-            })
+            HumanRenderer::new(&analysis.program)
+                .emit(&analysis.findings, &mut stdout)
+                .and_then(|()| {
+                    let n = analysis.findings.len();
+                    writeln!(
+                        stdout,
+                        "{} finding{} in {} file{}",
+                        n,
+                        if n == 1 { "" } else { "s" },
+                        analysis.program.files.len(),
+                        if analysis.program.files.len() == 1 {
+                            ""
+                        } else {
+                            "s"
+                        }
+                    )
+                })
         }
     };
     if let Err(err) = written
@@ -144,7 +150,11 @@ fn check(args: CheckArgs) -> ExitCode {
         eprintln!("error: cannot write output: {err}");
         return ExitCode::from(EXIT_USAGE);
     }
-    ExitCode::from(if analysis.findings.is_empty() { EXIT_CLEAN } else { EXIT_FINDINGS })
+    ExitCode::from(if analysis.findings.is_empty() {
+        EXIT_CLEAN
+    } else {
+        EXIT_FINDINGS
+    })
 }
 
 fn parse_stats(paths: &[PathBuf]) -> ExitCode {
@@ -153,9 +163,12 @@ fn parse_stats(paths: &[PathBuf]) -> ExitCode {
     let found = discover::discover(paths, &discover::exclude_set(&[]).expect("empty set"));
     let (mut bytes, mut raw_err, mut clean_err, mut raw_files, mut clean_files) = (0, 0, 0, 0, 0);
     for (path, _) in &found.files {
-        let Ok(text) = std::fs::read_to_string(path) else { continue };
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
         let raw = cpp::parse(&text).map_or(text.len(), |t| cpp::error_bytes(&t));
-        let cleaned = cpp::parse(&cpp::neutralise(&text, &knowledge)).map_or(text.len(), |t| cpp::error_bytes(&t));
+        let cleaned = cpp::parse(&cpp::neutralise(&text, &knowledge))
+            .map_or(text.len(), |t| cpp::error_bytes(&t));
         bytes += text.len();
         raw_err += raw;
         clean_err += cleaned;
@@ -164,7 +177,13 @@ fn parse_stats(paths: &[PathBuf]) -> ExitCode {
     }
     let pct = |n: usize| 100.0 * n as f64 / bytes.max(1) as f64;
     println!("files: {}  bytes: {bytes}", found.files.len());
-    println!("without pre-pass: {raw_err} error bytes ({:.2}%), {raw_files} files with errors", pct(raw_err));
-    println!("with pre-pass:    {clean_err} error bytes ({:.2}%), {clean_files} files with errors", pct(clean_err));
+    println!(
+        "without pre-pass: {raw_err} error bytes ({:.2}%), {raw_files} files with errors",
+        pct(raw_err)
+    );
+    println!(
+        "with pre-pass:    {clean_err} error bytes ({:.2}%), {clean_files} files with errors",
+        pct(clean_err)
+    );
     ExitCode::from(EXIT_CLEAN)
 }

@@ -168,7 +168,11 @@ pub struct SourceFile {
 impl SourceFile {
     pub fn new(path: PathBuf, text: String) -> Self {
         let line_starts = codespan_reporting::files::line_starts(&text).collect();
-        SourceFile { path, text, line_starts }
+        SourceFile {
+            path,
+            text,
+            line_starts,
+        }
     }
 
     /// 1-based line and 1-based column in characters (as editors and SARIF count).
@@ -176,7 +180,10 @@ impl SourceFile {
         let offset = (offset as usize).min(self.text.len());
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         let start = self.line_starts[line];
-        let column = self.text.get(start..offset).map_or(offset - start, |s| s.chars().count());
+        let column = self
+            .text
+            .get(start..offset)
+            .map_or(offset - start, |s| s.chars().count());
         (line + 1, column + 1)
     }
 
@@ -230,8 +237,14 @@ fn set_file(function: &mut Function, file: FileId) {
     function.span.file = file;
     function.calls.iter_mut().for_each(|c| c.span.file = file);
     function.py_uses.iter_mut().for_each(|u| u.span.file = file);
-    function.gil_switches.iter_mut().for_each(|g| g.span.file = file);
-    function.lock_regions.iter_mut().for_each(|l| l.span.file = file);
+    function
+        .gil_switches
+        .iter_mut()
+        .for_each(|g| g.span.file = file);
+    function
+        .lock_regions
+        .iter_mut()
+        .for_each(|l| l.span.file = file);
 }
 
 impl Function {
@@ -250,6 +263,8 @@ impl Function {
 
     /// The lock regions enclosing `offset`, outermost first.
     pub fn locks_at(&self, offset: u32) -> impl Iterator<Item = &LockRegion> {
-        self.lock_regions.iter().filter(move |l| l.scope.contains(&offset))
+        self.lock_regions
+            .iter()
+            .filter(move |l| l.scope.contains(&offset))
     }
 }

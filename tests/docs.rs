@@ -15,14 +15,27 @@ fn rule_docs_match_the_rule_sources() {
             stale.push(path);
         }
     }
-    assert!(stale.is_empty(), "stale rule docs (rerun with GIL_LINT_BLESS=1): {stale:?}");
+    assert!(
+        stale.is_empty(),
+        "stale rule docs (rerun with GIL_LINT_BLESS=1): {stale:?}"
+    );
 }
 
 #[test]
 fn every_rule_doc_has_the_required_sections() {
     for rule in gil_lint::rules::RULES {
-        for section in ["## What it finds", "## Why is this bad?", "## Example", "Use instead", "## Known problems"] {
-            assert!(rule.doc.contains(section), "{}: missing `{section}`", rule.id);
+        for section in [
+            "## What it finds",
+            "## Why is this bad?",
+            "## Example",
+            "Use instead",
+            "## Known problems",
+        ] {
+            assert!(
+                rule.doc.contains(section),
+                "{}: missing `{section}`",
+                rule.id
+            );
         }
     }
 }

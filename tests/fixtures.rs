@@ -48,12 +48,20 @@ fn check(roots: &[PathBuf]) -> (Expectation, String, Vec<PathBuf>) {
         .iter()
         .map(|f| {
             let file = &analysis.program.files[f.primary.file];
-            (path_string(&file.path), file.line_col(f.primary.start).0, f.rule.to_string())
+            (
+                path_string(&file.path),
+                file.line_col(f.primary.start).0,
+                f.rule.to_string(),
+            )
         })
         .collect();
     let rendered = gil_lint::render::human::HumanRenderer::new(&analysis.program)
         .render_plain(&analysis.findings);
-    (actual, rendered, found.files.into_iter().map(|(p, _)| p).collect())
+    (
+        actual,
+        rendered,
+        found.files.into_iter().map(|(p, _)| p).collect(),
+    )
 }
 
 fn fixture_dirs() -> Vec<PathBuf> {
@@ -77,7 +85,9 @@ fn assert_fixture(name: &str, roots: &[PathBuf]) -> Result<(), String> {
     }
     let missing: Vec<_> = expected.difference(&actual).collect();
     let unexpected: Vec<_> = actual.difference(&expected).collect();
-    Err(format!("{name}: missing {missing:?}, unexpected {unexpected:?}"))
+    Err(format!(
+        "{name}: missing {missing:?}, unexpected {unexpected:?}"
+    ))
 }
 
 #[test]
@@ -102,12 +112,19 @@ fn kernel_variants_report_exactly_their_annotations() {
         .filter(|p| p.extension().is_some_and(|e| e == "cpp"))
         .collect();
     variants.sort();
-    assert!(variants.len() >= 6, "expected the six variants V0-V5, found {variants:?}");
+    assert!(
+        variants.len() >= 6,
+        "expected the six variants V0-V5, found {variants:?}"
+    );
     let failures: Vec<String> = variants
         .iter()
         .filter_map(|variant| {
             let name = format!("kernels-{}", variant.file_stem().unwrap().to_string_lossy());
-            assert_fixture(&name, &[PathBuf::from("kernels/pybind11/csrc"), variant.clone()]).err()
+            assert_fixture(
+                &name,
+                &[PathBuf::from("kernels/pybind11/csrc"), variant.clone()],
+            )
+            .err()
         })
         .collect();
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
@@ -118,7 +135,10 @@ fn every_rule_has_a_fixture_that_reports_it() {
     let all: BTreeSet<String> = fixture_dirs()
         .iter()
         .flat_map(|dir| {
-            let found = discover::discover(std::slice::from_ref(dir), &discover::exclude_set(&[]).unwrap());
+            let found = discover::discover(
+                std::slice::from_ref(dir),
+                &discover::exclude_set(&[]).unwrap(),
+            );
             annotations(&found.files.into_iter().map(|(p, _)| p).collect::<Vec<_>>())
         })
         .map(|(_, _, rule)| rule)

@@ -13,13 +13,16 @@ pub enum Language {
 }
 
 /// C, C++ and CUDA sources and headers.
-const CPP_EXTENSIONS: &[&str] =
-    &["c", "cc", "cpp", "cxx", "c++", "h", "hh", "hpp", "hxx", "h++", "cu", "cuh", "inl", "ipp"];
+const CPP_EXTENSIONS: &[&str] = &[
+    "c", "cc", "cpp", "cxx", "c++", "h", "hh", "hpp", "hxx", "h++", "cu", "cuh", "inl", "ipp",
+];
 
 impl Language {
     pub fn of(path: &Path) -> Option<Self> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-        CPP_EXTENSIONS.contains(&ext.as_str()).then_some(Language::Cpp)
+        CPP_EXTENSIONS
+            .contains(&ext.as_str())
+            .then_some(Language::Cpp)
     }
 }
 

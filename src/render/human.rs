@@ -19,7 +19,10 @@ impl HumanRenderer {
         for file in &program.files {
             files.add(file.path.display().to_string(), file.text.clone());
         }
-        HumanRenderer { files, config: Config::default() }
+        HumanRenderer {
+            files,
+            config: Config::default(),
+        }
     }
 
     fn diagnostic(finding: &Finding) -> Diagnostic<usize> {
@@ -35,10 +38,17 @@ impl HumanRenderer {
         // letter: `A1.`, `B3.`.
         let lettered = finding.flows.len() > 1;
         for (f, flow) in finding.flows.iter().enumerate() {
-            let letter = if lettered { char::from(b'A' + f as u8).to_string() } else { String::new() };
+            let letter = if lettered {
+                char::from(b'A' + f as u8).to_string()
+            } else {
+                String::new()
+            };
             labels.extend(flow.steps.iter().enumerate().map(|(i, step)| {
-                Label::secondary(step.span.file, step.span.range())
-                    .with_message(format!("{letter}{}. {}", i + 1, step.note))
+                Label::secondary(step.span.file, step.span.range()).with_message(format!(
+                    "{letter}{}. {}",
+                    i + 1,
+                    step.note
+                ))
             }));
         }
         let mut notes: Vec<String> = finding
@@ -64,8 +74,13 @@ impl HumanRenderer {
         let mut out = String::new();
         for finding in findings {
             let mut buffer = codespan_reporting::term::termcolor::NoColor::new(Vec::new());
-            term::emit_to_write_style(&mut buffer, &self.config, &self.files, &Self::diagnostic(finding))
-                .expect("spans come from the files they label");
+            term::emit_to_write_style(
+                &mut buffer,
+                &self.config,
+                &self.files,
+                &Self::diagnostic(finding),
+            )
+            .expect("spans come from the files they label");
             out.push_str(&String::from_utf8_lossy(&buffer.into_inner()));
             out.push('\n');
         }
@@ -79,8 +94,13 @@ impl HumanRenderer {
         writer: &mut dyn codespan_reporting::term::termcolor::WriteColor,
     ) -> std::io::Result<()> {
         for finding in findings {
-            term::emit_to_write_style(writer, &self.config, &self.files, &Self::diagnostic(finding))
-                .map_err(std::io::Error::other)?;
+            term::emit_to_write_style(
+                writer,
+                &self.config,
+                &self.files,
+                &Self::diagnostic(finding),
+            )
+            .map_err(std::io::Error::other)?;
             writeln!(writer)?;
         }
         Ok(())

@@ -56,7 +56,14 @@ pub fn render(program: &Program, findings: &[Finding], errors: &[String]) -> Str
                 .map(|(i, s)| {
                     let (path, line, column) = location(program, s.span);
                     let thread = threaded.then_some(i + 1);
-                    JsonStep { thread, path, line, column, function: &s.function, note: &s.note }
+                    JsonStep {
+                        thread,
+                        path,
+                        line,
+                        column,
+                        function: &s.function,
+                        note: &s.note,
+                    }
                 })
                 .collect();
             trace.push(JsonStep {
@@ -67,9 +74,22 @@ pub fn render(program: &Program, findings: &[Finding], errors: &[String]) -> Str
                 function: &f.function,
                 note: &f.primary_label,
             });
-            JsonFinding { rule: f.rule, severity: f.severity, message: &f.message, path, line, column, trace }
+            JsonFinding {
+                rule: f.rule,
+                severity: f.severity,
+                message: &f.message,
+                path,
+                line,
+                column,
+                trace,
+            }
         })
         .collect();
-    let document = Document { version: 1, findings, files_scanned: program.files.len(), errors };
+    let document = Document {
+        version: 1,
+        findings,
+        files_scanned: program.files.len(),
+        errors,
+    };
     serde_json::to_string_pretty(&document).expect("plain data serialises") + "\n"
 }

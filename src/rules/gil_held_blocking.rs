@@ -62,7 +62,9 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
         if facts.witnesses(Edge::Acquire(id)).next().is_some() {
             continue;
         }
-        let Some(runs) = facts.witnesses(Edge::RunsPython(id)).next() else { continue };
+        let Some(runs) = facts.witnesses(Edge::RunsPython(id)).next() else {
+            continue;
+        };
         for wait in facts.witnesses(Edge::Wait(id)) {
             let lock_name = lock.describe();
             findings.push(Finding {

@@ -56,7 +56,9 @@ declare_rule! {
 fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
     let mut findings = Vec::new();
     for (id, lock) in facts.locks.iter().enumerate() {
-        let Some(wait) = facts.witnesses(Edge::Wait(id)).next() else { continue };
+        let Some(wait) = facts.witnesses(Edge::Wait(id)).next() else {
+            continue;
+        };
         for acquire in facts.witnesses(Edge::Acquire(id)) {
             let lock_name = lock.describe();
             findings.push(Finding {

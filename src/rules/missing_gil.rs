@@ -85,7 +85,14 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
                     Some(_) => {}
                     None => {
                         let trace = trace_to(program, reach, node, py_use.span.start);
-                        hits.insert(key, Hit { binding, trace, others: Vec::new() });
+                        hits.insert(
+                            key,
+                            Hit {
+                                binding,
+                                trace,
+                                others: Vec::new(),
+                            },
+                        );
                     }
                 }
             }
@@ -114,8 +121,11 @@ fn finding(program: &Program, span: Span, function: usize, what: &str, hit: Hit)
     let binding = &program.bindings[hit.binding];
     let mut notes = vec![call_path(program, &hit.trace, function)];
     if !hit.others.is_empty() {
-        let mut names: Vec<String> =
-            hit.others.iter().map(|&b| format!("`{}`", program.bindings[b].name)).collect();
+        let mut names: Vec<String> = hit
+            .others
+            .iter()
+            .map(|&b| format!("`{}`", program.bindings[b].name))
+            .collect();
         names.dedup();
         notes.push(format!(
             "also reached without the GIL from {} other binding{}: {}",
@@ -129,9 +139,15 @@ fn finding(program: &Program, span: Span, function: usize, what: &str, hit: Hit)
         severity: MISSING_GIL.default_severity,
         message: format!("{what} without holding the GIL"),
         primary: span,
-        primary_label: format!("needs the GIL, released on the path from binding `{}`", binding.name),
+        primary_label: format!(
+            "needs the GIL, released on the path from binding `{}`",
+            binding.name
+        ),
         function: program.functions[function].qualname.clone(),
-        flows: vec![Flow { title: String::new(), steps: hit.trace }],
+        flows: vec![Flow {
+            title: String::new(),
+            steps: hit.trace,
+        }],
         notes,
         help: Some(
             "hold the GIL here with `py::gil_scoped_acquire`, or move the Python work out of the \
@@ -145,7 +161,12 @@ fn finding(program: &Program, span: Span, function: usize, what: &str, hit: Hit)
 /// "call path: `binding` -> `f` -> `g`", from the call steps of a trace.
 fn call_path(program: &Program, trace: &[Step], function: usize) -> String {
     let mut hops: Vec<String> = vec![format!("`{}` (binding)", trace[0].function)];
-    hops.extend(trace.iter().filter(|s| s.note.starts_with("calls ")).map(|s| format!("`{}`", s.function)));
+    hops.extend(
+        trace
+            .iter()
+            .filter(|s| s.note.starts_with("calls "))
+            .map(|s| format!("`{}`", s.function)),
+    );
     hops.push(format!("`{}`", program.functions[function].qualname));
     hops.dedup();
     format!("call path: {}", hops.join(" -> "))

@@ -52,18 +52,35 @@ pub fn find(id: &str) -> Option<&'static Rule> {
 impl Rule {
     /// The doc as Markdown, with the one-space indent of doc comments removed.
     pub fn markdown(&self) -> String {
-        let body: Vec<&str> =
-            self.doc.lines().map(|l| l.strip_prefix(' ').unwrap_or(l)).collect();
-        format!("# {}\n\n{}\n\n{}\n", self.id, self.summary, body.join("\n").trim())
+        let body: Vec<&str> = self
+            .doc
+            .lines()
+            .map(|l| l.strip_prefix(' ').unwrap_or(l))
+            .collect();
+        format!(
+            "# {}\n\n{}\n\n{}\n",
+            self.id,
+            self.summary,
+            body.join("\n").trim()
+        )
     }
 }
 
 /// Runs every rule; findings come back in a deterministic order.
 pub fn check_all(program: &Program, graph: &CallGraph) -> Vec<Finding> {
     let facts = Facts::build(program, graph);
-    let mut findings: Vec<Finding> = RULES.iter().flat_map(|r| (r.check)(program, &facts)).collect();
+    let mut findings: Vec<Finding> = RULES
+        .iter()
+        .flat_map(|r| (r.check)(program, &facts))
+        .collect();
     findings.sort_by(|a, b| {
-        let key = |f: &Finding| (program.files[f.primary.file].path.clone(), f.primary.start, f.rule);
+        let key = |f: &Finding| {
+            (
+                program.files[f.primary.file].path.clone(),
+                f.primary.start,
+                f.rule,
+            )
+        };
         key(a).cmp(&key(b))
     });
     findings
@@ -83,7 +100,10 @@ fn flow_ending_at(program: &Program, witness: &Witness, title: String, last: Str
 /// "`a`, `b` and 3 more", for notes.
 fn binding_list(program: &Program, bindings: &BTreeSet<usize>) -> String {
     const SHOWN: usize = 8;
-    let mut names: Vec<String> = bindings.iter().map(|&b| format!("`{}`", program.bindings[b].name)).collect();
+    let mut names: Vec<String> = bindings
+        .iter()
+        .map(|&b| format!("`{}`", program.bindings[b].name))
+        .collect();
     names.dedup();
     let more = names.len().saturating_sub(SHOWN);
     names.truncate(SHOWN);

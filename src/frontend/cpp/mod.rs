@@ -103,7 +103,11 @@ struct Walker<'a> {
 }
 
 fn span(node: Node) -> Span {
-    Span { file: 0, start: node.start_byte() as u32, end: node.end_byte() as u32 }
+    Span {
+        file: 0,
+        start: node.start_byte() as u32,
+        end: node.end_byte() as u32,
+    }
 }
 
 impl<'a> Walker<'a> {
@@ -158,7 +162,10 @@ impl<'a> Walker<'a> {
     }
 
     fn block_end(&self) -> u32 {
-        self.frames.last().and_then(|f| f.block_ends.last().copied()).unwrap_or(u32::MAX)
+        self.frames
+            .last()
+            .and_then(|f| f.block_ends.last().copied())
+            .unwrap_or(u32::MAX)
     }
 
     fn visit(&mut self, node: Node) {
@@ -195,7 +202,8 @@ impl<'a> Walker<'a> {
                 let mut cursor = node.walk();
                 let parts: Vec<Node> = node.named_children(&mut cursor).collect();
                 if let [alias, .., target] = parts[..] {
-                    self.aliases.insert(self.text(alias).to_string(), self.path(target));
+                    self.aliases
+                        .insert(self.text(alias).to_string(), self.path(target));
                 }
             }
             "using_declaration" => {
@@ -207,23 +215,27 @@ impl<'a> Walker<'a> {
                     let visible = if is_namespace {
                         path
                     } else {
-                        path.rsplit_once("::").map_or(path.clone(), |(ns, _)| ns.to_string())
+                        path.rsplit_once("::")
+                            .map_or(path.clone(), |(ns, _)| ns.to_string())
                     };
                     // Written inside a namespace, the name may be relative to it.
                     if !self.scope.is_empty() {
-                        self.usings.push(format!("{}::{visible}", self.scope.join("::")));
+                        self.usings
+                            .push(format!("{}::{visible}", self.scope.join("::")));
                     }
                     self.usings.push(visible);
                 }
             }
             "class_specifier" | "struct_specifier" | "union_specifier" => {
-                let (Some(name), Some(body)) =
-                    (node.child_by_field_name("name"), node.child_by_field_name("body"))
-                else {
+                let (Some(name), Some(body)) = (
+                    node.child_by_field_name("name"),
+                    node.child_by_field_name("body"),
+                ) else {
                     return self.visit_children(node);
                 };
                 let depth = self.scope.len();
-                self.scope.extend(self.path(name).split("::").map(str::to_string));
+                self.scope
+                    .extend(self.path(name).split("::").map(str::to_string));
                 let bases = node
                     .named_children(&mut node.walk())
                     .filter(|c| c.kind() == "base_class_clause")
@@ -260,7 +272,8 @@ impl<'a> Walker<'a> {
             "field_declaration" => {
                 if let (Some(ty), Some(name)) = (
                     node.child_by_field_name("type"),
-                    node.child_by_field_name("declarator").and_then(declared_name),
+                    node.child_by_field_name("declarator")
+                        .and_then(declared_name),
                 ) {
                     let name = self.text(name).to_string();
                     if self.names(&self.k.callable_types, &self.path(ty)) {
@@ -304,9 +317,10 @@ impl<'a> Walker<'a> {
     }
 
     fn visit_function(&mut self, node: Node) {
-        let (Some(declarator), Some(body)) =
-            (node.child_by_field_name("declarator"), node.child_by_field_name("body"))
-        else {
+        let (Some(declarator), Some(body)) = (
+            node.child_by_field_name("declarator"),
+            node.child_by_field_name("body"),
+        ) else {
             return self.visit_children(node);
         };
         let Some(function_declarator) = find_kind(declarator, "function_declarator") else {
@@ -326,7 +340,11 @@ impl<'a> Walker<'a> {
         scope.extend(segments);
         let mut qualname = scope.clone();
         qualname.push(name.clone());
-        let kind = if in_class { FunctionKind::Method } else { FunctionKind::Free };
+        let kind = if in_class {
+            FunctionKind::Method
+        } else {
+            FunctionKind::Free
+        };
         // `PYBIND11_MODULE(name, m)` reads as a function named after the macro; name it after the
         // module instead so two modules stay apart.
         let qualname = if self.k.module_macros.contains(&name) {
@@ -369,7 +387,9 @@ impl<'a> Walker<'a> {
             for parameter in parameters.named_children(&mut cursor) {
                 let (Some(ty), Some(name)) = (
                     parameter.child_by_field_name("type"),
-                    parameter.child_by_field_name("declarator").and_then(declared_name),
+                    parameter
+                        .child_by_field_name("declarator")
+                        .and_then(declared_name),
                 ) else {
                     continue;
                 };
@@ -417,9 +437,8 @@ impl<'a> Walker<'a> {
             span(introducer),
             parameters,
         );
-        match node.child_by_field_name("body") {
-            Some(body) => self.enter(id, parameters, body),
-            None => {}
+        if let Some(body) = node.child_by_field_name("body") {
+            self.enter(id, parameters, body);
         }
         id
     }
@@ -448,23 +467,37 @@ impl<'a> Walker<'a> {
     fn add_call_with_args(&mut self, node: Node, target: CallTarget, arguments: Option<Node>) {
         let args = arguments.map_or(0, |a| {
             let mut cursor = a.walk();
-            a.named_children(&mut cursor).filter(|n| n.kind() != "comment").count() as u32
+            a.named_children(&mut cursor)
+                .filter(|n| n.kind() != "comment")
+                .count() as u32
         });
-        let site = CallSite { span: span(node), target, args };
+        let site = CallSite {
+            span: span(node),
+            target,
+            args,
+        };
         if let Some(function) = self.function() {
             function.calls.push(site);
         }
     }
 
     fn add_call(&mut self, node: Node, target: CallTarget) {
-        let site = CallSite { span: span(node), target, args: 0 };
+        let site = CallSite {
+            span: span(node),
+            target,
+            args: 0,
+        };
         if let Some(function) = self.function() {
             function.calls.push(site);
         }
     }
 
     fn add_py_use(&mut self, node: Node, what: String, runs_code: bool) {
-        let use_ = PyUse { span: span(node), what, runs_code };
+        let use_ = PyUse {
+            span: span(node),
+            what,
+            runs_code,
+        };
         if let Some(function) = self.function() {
             function.py_uses.push(use_);
         }
@@ -472,21 +505,30 @@ impl<'a> Walker<'a> {
 
     fn add_gil_switch(&mut self, node: Node, to: GilState, what: String) {
         let scope = node.start_byte() as u32..self.block_end();
-        let switch = GilSwitch { span: span(node), to, scope, what };
+        let switch = GilSwitch {
+            span: span(node),
+            to,
+            scope,
+            what,
+        };
         if let Some(function) = self.function() {
             function.gil_switches.push(switch);
         }
     }
 
     fn visit_call(&mut self, node: Node) {
-        let (Some(callee), Some(arguments)) =
-            (node.child_by_field_name("function"), node.child_by_field_name("arguments"))
-        else {
+        let (Some(callee), Some(arguments)) = (
+            node.child_by_field_name("function"),
+            node.child_by_field_name("arguments"),
+        ) else {
             return self.visit_children(node);
         };
         let args: Vec<Node> = {
             let mut cursor = arguments.walk();
-            arguments.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect()
+            arguments
+                .named_children(&mut cursor)
+                .filter(|n| n.kind() != "comment")
+                .collect()
         };
         match callee.kind() {
             "field_expression" => return self.visit_member_call(node, callee, &args),
@@ -494,7 +536,13 @@ impl<'a> Walker<'a> {
             _ => return self.visit_children(node),
         }
         let path = self.path(callee);
-        let shown = self.text(callee).split('<').next().unwrap_or("").trim().to_string();
+        let shown = self
+            .text(callee)
+            .split('<')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string();
         if self.names(&self.k.once_calls, &path) {
             self.visit_once(node, &args);
         } else if self.names(&self.k.release_calls, &path) {
@@ -514,15 +562,24 @@ impl<'a> Walker<'a> {
                 .frames
                 .last()
                 .and_then(|f| f.locals.get(&path).copied())
-                .or_else(|| self.global_callables.contains(&path).then_some(Local::PyCallable));
+                .or_else(|| {
+                    self.global_callables
+                        .contains(&path)
+                        .then_some(Local::PyCallable)
+                });
             match local {
-                Some(Local::PyCallable) => {
-                    self.add_py_use(callee, format!("the Python object `{shown}` is called"), true)
-                }
+                Some(Local::PyCallable) => self.add_py_use(
+                    callee,
+                    format!("the Python object `{shown}` is called"),
+                    true,
+                ),
                 Some(Local::Lambda(id)) => self.add_call(callee, CallTarget::Direct(id)),
                 None => self.add_call_with_args(
                     callee,
-                    CallTarget::Named { path, receiver: Receiver::None },
+                    CallTarget::Named {
+                        path,
+                        receiver: Receiver::None,
+                    },
                     Some(arguments),
                 ),
             }
@@ -536,7 +593,9 @@ impl<'a> Walker<'a> {
             return;
         };
         let region = LockRegion {
-            span: node.child_by_field_name("function").map_or(span(node), span),
+            span: node
+                .child_by_field_name("function")
+                .map_or(span(node), span),
             kind: LockKind::Once,
             lock: self.path(*flag),
             scope: flag.end_byte() as u32..node.end_byte() as u32,
@@ -548,7 +607,13 @@ impl<'a> Walker<'a> {
             && let Some(name) = function_reference(*callable)
         {
             let path = self.path(name);
-            self.add_call(name, CallTarget::Named { path, receiver: Receiver::None });
+            self.add_call(
+                name,
+                CallTarget::Named {
+                    path,
+                    receiver: Receiver::None,
+                },
+            );
         }
     }
 
@@ -558,10 +623,10 @@ impl<'a> Walker<'a> {
         };
         let method = self.path(field);
         let receiver = callee.child_by_field_name("argument");
-        if self.k.def_methods.contains(&method) || self.k.property_methods.contains(&method) {
-            if self.register_binding(field, &method, receiver, args) {
-                return;
-            }
+        if (self.k.def_methods.contains(&method) || self.k.property_methods.contains(&method))
+            && self.register_binding(field, &method, receiver, args)
+        {
+            return;
         }
         if self.k.member_calls.contains(&method) {
             let runs_code = self.k.member_calls_running_code.contains(&method);
@@ -576,7 +641,10 @@ impl<'a> Walker<'a> {
                 Some(r) => self.type_of(r).map_or(Receiver::Object, Receiver::Typed),
                 None => Receiver::Object,
             };
-            let target = CallTarget::Named { path: method, receiver: receiver_kind };
+            let target = CallTarget::Named {
+                path: method,
+                receiver: receiver_kind,
+            };
             self.add_call_with_args(field, target, node.child_by_field_name("arguments"));
         }
         self.visit_children(node);
@@ -598,7 +666,11 @@ impl<'a> Walker<'a> {
         };
         // `def(py::init(...))` binds a constructor: the callable is inside the first argument.
         let (name, callables) = if first.kind() == "string_literal" {
-            let count = if self.k.property_methods.contains(method) { 2 } else { 1 };
+            let count = if self.k.property_methods.contains(method) {
+                2
+            } else {
+                1
+            };
             let name = string_content(self.text(*first));
             (name, rest.iter().take(count).copied().collect::<Vec<_>>())
         } else if first.kind() == "call_expression" {
@@ -612,8 +684,16 @@ impl<'a> Walker<'a> {
         };
         let guard = args.iter().find_map(|arg| self.release_call_guard(*arg));
         // `def("name"`: the method and the name, without the rest of a multi-line call.
-        let registration = Span { file: 0, start: field.start_byte() as u32, end: first.end_byte() as u32 };
-        let entry = if guard.is_some() { GilState::Released } else { GilState::Held };
+        let registration = Span {
+            file: 0,
+            start: field.start_byte() as u32,
+            end: first.end_byte() as u32,
+        };
+        let entry = if guard.is_some() {
+            GilState::Released
+        } else {
+            GilState::Held
+        };
         if let Some(receiver) = receiver {
             self.visit(receiver);
         }
@@ -647,7 +727,8 @@ impl<'a> Walker<'a> {
                 "lambda_expression" => return Some(CallTarget::Direct(self.visit_lambda(node))),
                 "pointer_expression" | "parenthesized_expression" | "cast_expression" => {
                     node = node.child_by_field_name("argument").or_else(|| {
-                        node.child_by_field_name("value").or_else(|| node.named_child(0))
+                        node.child_by_field_name("value")
+                            .or_else(|| node.named_child(0))
                     })?;
                 }
                 "call_expression" => {
@@ -660,7 +741,10 @@ impl<'a> Walker<'a> {
                 }
                 "identifier" | "qualified_identifier" | "template_function" => {
                     let path = self.path(node);
-                    return Some(CallTarget::Named { path, receiver: Receiver::None });
+                    return Some(CallTarget::Named {
+                        path,
+                        receiver: Receiver::None,
+                    });
                 }
                 _ => return None,
             }
@@ -675,14 +759,18 @@ impl<'a> Walker<'a> {
             return None;
         }
         let releases = tail
-            .split(|c: char| matches!(c, ',' | '<' | '>' | '(' | ')'))
+            .split([',', '<', '>', '(', ')'])
             .map(|t| self.path_of_text(t))
             .any(|t| self.names(&self.k.release_guards, &t));
         releases.then(|| (span(arg), text.to_string()))
     }
 
     fn path_of_text(&self, text: &str) -> String {
-        text.chars().filter(|c| !c.is_whitespace()).collect::<String>().trim_start_matches("::").to_string()
+        text.chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .trim_start_matches("::")
+            .to_string()
     }
 
     /// The Python class name of `py::class_<T>(m, "Name")...`, following a `.def(...)` chain.
@@ -702,7 +790,9 @@ impl<'a> Walker<'a> {
             }
             let args = receiver.child_by_field_name("arguments")?;
             let mut cursor = args.walk();
-            let name = args.named_children(&mut cursor).find(|a| a.kind() == "string_literal")?;
+            let name = args
+                .named_children(&mut cursor)
+                .find(|a| a.kind() == "string_literal")?;
             return Some(string_content(self.text(name)));
         }
     }
@@ -736,13 +826,23 @@ impl<'a> Walker<'a> {
         let at = call.start_byte() as u32;
         let block_end = self.block_end();
         let locking = self.k.lock_methods.contains(method);
-        let Some(function) = self.function() else { return };
+        let Some(function) = self.function() else {
+            return;
+        };
         if locking {
-            let region = LockRegion { span: span(call), kind: LockKind::Mutex, lock, scope: at..block_end };
+            let region = LockRegion {
+                span: span(call),
+                kind: LockKind::Mutex,
+                lock,
+                scope: at..block_end,
+            };
             function.lock_regions.push(region);
-        } else if let Some(open) = function.lock_regions.iter_mut().rev().find(|r| {
-            r.kind == LockKind::Mutex && r.lock == lock && r.scope.contains(&at)
-        }) {
+        } else if let Some(open) = function
+            .lock_regions
+            .iter_mut()
+            .rev()
+            .find(|r| r.kind == LockKind::Mutex && r.lock == lock && r.scope.contains(&at))
+        {
             open.scope.end = at;
         }
     }
@@ -750,13 +850,25 @@ impl<'a> Walker<'a> {
     /// The class a declared type names, for member calls: smart pointers and `std::optional`
     /// unwrapped, template arguments removed; `None` for `auto` and primitive types.
     fn receiver_type(&self, ty: Node) -> Option<String> {
-        if !matches!(ty.kind(), "type_identifier" | "qualified_identifier" | "template_type") {
+        if !matches!(
+            ty.kind(),
+            "type_identifier" | "qualified_identifier" | "template_type"
+        ) {
             return None;
         }
-        let text: String = self.text(ty).chars().filter(|c| !c.is_whitespace()).collect();
-        let wrapped = ["shared_ptr<", "unique_ptr<", "optional<", "reference_wrapper<"]
-            .iter()
-            .find_map(|w| text.split_once(w).map(|(_, inner)| inner));
+        let text: String = self
+            .text(ty)
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        let wrapped = [
+            "shared_ptr<",
+            "unique_ptr<",
+            "optional<",
+            "reference_wrapper<",
+        ]
+        .iter()
+        .find_map(|w| text.split_once(w).map(|(_, inner)| inner));
         let base = wrapped.unwrap_or(&text);
         let base = base.split(['<', '>', ',', '*', '&']).next().unwrap_or(base);
         Some(base.trim_start_matches("::").to_string()).filter(|b| !b.is_empty())
@@ -767,7 +879,9 @@ impl<'a> Walker<'a> {
         let name = match receiver.kind() {
             "identifier" => self.text(receiver),
             "field_expression"
-                if receiver.child_by_field_name("argument").is_some_and(|a| a.kind() == "this") =>
+                if receiver
+                    .child_by_field_name("argument")
+                    .is_some_and(|a| a.kind() == "this") =>
             {
                 self.text(receiver.child_by_field_name("field")?)
             }
@@ -786,7 +900,13 @@ impl<'a> Walker<'a> {
             return self.visit_children(node);
         };
         let ty_path = self.path(ty);
-        let shown = self.text(ty).split('<').next().unwrap_or("").trim().to_string();
+        let shown = self
+            .text(ty)
+            .split('<')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string();
         let in_function = !self.frames.is_empty();
         let is_static = in_function && {
             let mut cursor = node.walk();
@@ -794,7 +914,9 @@ impl<'a> Walker<'a> {
                 .any(|c| c.kind() == "storage_class_specifier" && self.text(c) == "static")
         };
         let mut cursor = node.walk();
-        let declarators: Vec<Node> = node.children_by_field_name("declarator", &mut cursor).collect();
+        let declarators: Vec<Node> = node
+            .children_by_field_name("declarator", &mut cursor)
+            .collect();
         for declarator in declarators {
             let value = match declarator.kind() {
                 "init_declarator" => declarator.child_by_field_name("value"),
@@ -819,7 +941,8 @@ impl<'a> Walker<'a> {
                 } else if self.names(&self.k.acquire_guards, &ty_path) {
                     self.add_gil_switch(node, GilState::Held, format!("`{shown}`"));
                 } else if self.names(&self.k.python_types, &ty_path)
-                    && value.is_none_or(|v| matches!(v.kind(), "argument_list" | "initializer_list"))
+                    && value
+                        .is_none_or(|v| matches!(v.kind(), "argument_list" | "initializer_list"))
                 {
                     self.add_py_use(declarator, format!("a `{shown}` is constructed"), false);
                 }
@@ -835,13 +958,25 @@ impl<'a> Walker<'a> {
             }
             let Some(value) = value else { continue };
             if is_static && self.k.static_locals {
-                let owner = self.frames.last().map(|f| self.model.functions[f.id].qualname.clone());
+                let owner = self
+                    .frames
+                    .last()
+                    .map(|f| self.model.functions[f.id].qualname.clone());
                 // `static py::object cls`: the declaration up to the name.
-                let name_end = declared_name(declarator).map_or(declarator.end_byte(), |n| n.end_byte());
+                let name_end =
+                    declared_name(declarator).map_or(declarator.end_byte(), |n| n.end_byte());
                 let region = LockRegion {
-                    span: Span { file: 0, start: node.start_byte() as u32, end: name_end as u32 },
+                    span: Span {
+                        file: 0,
+                        start: node.start_byte() as u32,
+                        end: name_end as u32,
+                    },
                     kind: LockKind::StaticInit,
-                    lock: format!("{}::{}", owner.unwrap_or_default(), name.clone().unwrap_or_default()),
+                    lock: format!(
+                        "{}::{}",
+                        owner.unwrap_or_default(),
+                        name.clone().unwrap_or_default()
+                    ),
                     scope: value.start_byte() as u32..value.end_byte() as u32,
                 };
                 if let Some(function) = self.function() {
@@ -885,7 +1020,9 @@ fn declared_name(node: Node) -> Option<Node> {
 fn function_reference(node: Node) -> Option<Node> {
     match node.kind() {
         "identifier" | "qualified_identifier" => Some(node),
-        "pointer_expression" => node.child_by_field_name("argument").and_then(function_reference),
+        "pointer_expression" => node
+            .child_by_field_name("argument")
+            .and_then(function_reference),
         _ => None,
     }
 }

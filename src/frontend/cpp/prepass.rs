@@ -57,7 +57,9 @@ fn logical_lines(text: &str) -> Vec<std::ops::Range<usize>> {
 /// The directive on a line (`if`, `ifdef`, `elif`, ...) and its argument, if the line is one.
 fn directive(line: &str) -> Option<(&str, &str)> {
     let rest = line.trim_start().strip_prefix('#')?.trim_start();
-    let end = rest.find(|c: char| !c.is_ascii_alphanumeric() && c != '_').unwrap_or(rest.len());
+    let end = rest
+        .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .unwrap_or(rest.len());
     Some((&rest[..end], rest[end..].trim()))
 }
 
@@ -77,7 +79,11 @@ fn select_conditional_arms(text: &str, out: &mut [u8]) {
         match directive(&text[line.clone()]) {
             Some(("if" | "ifdef" | "ifndef", arg)) => {
                 let keep = active && !is_false_condition(arg);
-                stack.push(Conditional { parent_active: active, taken: keep, active: keep });
+                stack.push(Conditional {
+                    parent_active: active,
+                    taken: keep,
+                    active: keep,
+                });
                 blank(out, line);
             }
             Some(("elif" | "elifdef" | "elifndef", arg)) => {
@@ -105,7 +111,14 @@ fn select_conditional_arms(text: &str, out: &mut [u8]) {
 }
 
 fn is_false_condition(arg: &str) -> bool {
-    let arg = arg.split("//").next().unwrap_or("").split("/*").next().unwrap_or("").trim();
+    let arg = arg
+        .split("//")
+        .next()
+        .unwrap_or("")
+        .split("/*")
+        .next()
+        .unwrap_or("")
+        .trim();
     matches!(arg, "0" | "false" | "(0)")
 }
 
@@ -241,7 +254,13 @@ fn rewrite_macros(text: &str, knowledge: &Knowledge, out: &mut [u8]) {
             blank(out, id.start..call_end);
         } else if let Some(template) = knowledge.prepass_rewrite.get(name) {
             let first_arg = args_end
-                .map(|end| text[after + 1..end - 1].split(',').next().unwrap_or("").trim())
+                .map(|end| {
+                    text[after + 1..end - 1]
+                        .split(',')
+                        .next()
+                        .unwrap_or("")
+                        .trim()
+                })
                 .unwrap_or("");
             // `PYBIND11_NAMESPACE_BEGIN(PYBIND11_NAMESPACE)`: the argument may be a macro too.
             let first_arg = match knowledge.prepass_rewrite.get(first_arg) {
@@ -264,24 +283,38 @@ fn rewrite_macros(text: &str, knowledge: &Knowledge, out: &mut [u8]) {
 fn is_macro_name(name: &str) -> bool {
     name.contains('_')
         && name.len() > 3
-        && name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
 }
 
 /// Whether `start..end` is the only thing on its lines, and what follows is not `;`, `{`, or an
 /// operator continuing an expression.
 fn stands_alone(bytes: &[u8], start: usize, end: usize) -> bool {
-    let line_start = bytes[..start].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-    if bytes[line_start..start].iter().any(|b| !b.is_ascii_whitespace()) {
+    let line_start = bytes[..start]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    if bytes[line_start..start]
+        .iter()
+        .any(|b| !b.is_ascii_whitespace())
+    {
         return false;
     }
     let next = skip_spaces(bytes, end);
-    let rest_of_line = bytes[end..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |p| end + p);
+    let rest_of_line = bytes[end..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |p| end + p);
     let only_comment_follows = bytes[end..rest_of_line]
         .iter()
         .position(|b| !b.is_ascii_whitespace())
         .is_none_or(|p| bytes[end + p..].starts_with(b"//"));
     only_comment_follows
-        && !matches!(bytes.get(next), Some(b';' | b'{' | b'.' | b',' | b')' | b'=' | b':'))
+        && !matches!(
+            bytes.get(next),
+            Some(b';' | b'{' | b'.' | b',' | b')' | b'=' | b':')
+        )
 }
 
 #[cfg(test)]
@@ -301,7 +334,10 @@ mod tests {
     #[test]
     fn keeps_the_first_arm_and_blanks_the_others() {
         let out = run("#ifdef A\nint a() {\n#else\nint b() {\n#endif\n return 0; }\n");
-        assert_eq!(out, "        \nint a() {\n     \n         \n      \n return 0; }\n");
+        assert_eq!(
+            out,
+            "        \nint a() {\n     \n         \n      \n return 0; }\n"
+        );
     }
 
     #[test]
@@ -318,7 +354,8 @@ mod tests {
 
     #[test]
     fn rewrites_namespace_macros_in_place() {
-        let out = run("PYBIND11_NAMESPACE_BEGIN(detail)\nint f();\nPYBIND11_NAMESPACE_END(detail)\n");
+        let out =
+            run("PYBIND11_NAMESPACE_BEGIN(detail)\nint f();\nPYBIND11_NAMESPACE_END(detail)\n");
         assert!(out.starts_with("namespace detail {"));
         assert!(out.contains("\n}"));
     }
