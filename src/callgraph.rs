@@ -12,6 +12,12 @@ use std::collections::{HashMap, HashSet};
 
 use crate::model::{CallTarget, FnId, FunctionKind, Program, Receiver};
 
+/// A method call whose receiver type is unknown goes to every method of that name, unless more
+/// than this many define it: `get`, `size` or `data` on an `auto` variable says nothing about
+/// which class is meant, and following all of them invents paths through unrelated code.
+/// (Virtual dispatch over a known base class is not limited: see [`Receiver::Typed`].)
+const MAX_UNTYPED_FANOUT: usize = 8;
+
 pub struct CallGraph {
     /// For each function, for each of its call sites, the functions the call may run.
     callees: Vec<Vec<Vec<FnId>>>,
@@ -110,7 +116,7 @@ impl<'p> Index<'p> {
             } => {
                 let own = self.in_scopes(caller, path);
                 if own.is_empty() {
-                    self.methods_named(path)
+                    self.untyped_methods(path)
                 } else {
                     own
                 }
@@ -118,7 +124,7 @@ impl<'p> Index<'p> {
             CallTarget::Named {
                 path,
                 receiver: Receiver::Object,
-            } => self.methods_named(path),
+            } => self.untyped_methods(path),
             CallTarget::Named {
                 path,
                 receiver: Receiver::Typed(ty),
@@ -151,6 +157,15 @@ impl<'p> Index<'p> {
             candidates
         } else {
             fitting
+        }
+    }
+
+    fn untyped_methods(&self, name: &str) -> Vec<FnId> {
+        let methods = self.methods_named(name);
+        if methods.len() > MAX_UNTYPED_FANOUT {
+            Vec::new()
+        } else {
+            methods
         }
     }
 

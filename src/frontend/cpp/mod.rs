@@ -249,6 +249,13 @@ impl<'a> Walker<'a> {
                     })
                     .collect();
                 self.model.classes.push((self.scope.join("::"), bases));
+                // Fields may be declared after the methods that use them.
+                let mut cursor = body.walk();
+                for field in body.named_children(&mut cursor) {
+                    if field.kind() == "field_declaration" {
+                        self.record_field(field);
+                    }
+                }
                 self.visit_children(body);
                 self.scope.truncate(depth);
             }
@@ -269,22 +276,6 @@ impl<'a> Walker<'a> {
                 }
             }
             "call_expression" => self.visit_call(node),
-            "field_declaration" => {
-                if let (Some(ty), Some(name)) = (
-                    node.child_by_field_name("type"),
-                    node.child_by_field_name("declarator")
-                        .and_then(declared_name),
-                ) {
-                    let name = self.text(name).to_string();
-                    if self.names(&self.k.callable_types, &self.path(ty)) {
-                        self.global_callables.insert(name.clone());
-                    }
-                    if let Some(ty) = self.receiver_type(ty) {
-                        self.global_types.insert(name, ty);
-                    }
-                }
-                self.visit_children(node);
-            }
             "declaration" => self.visit_declaration(node),
             _ => self.visit_children(node),
         }
@@ -397,7 +388,7 @@ impl<'a> Walker<'a> {
                 if self.names(&self.k.callable_types, &self.path(ty)) {
                     frame.locals.insert(name.clone(), Local::PyCallable);
                 }
-                if let Some(ty) = self.receiver_type(ty) {
+                if let Some(ty) = self.declared_type(ty) {
                     frame.types.insert(name, ty);
                 }
             }
@@ -638,7 +629,13 @@ impl<'a> Walker<'a> {
         } else {
             let receiver_kind = match receiver {
                 Some(r) if r.kind() == "this" => Receiver::This,
-                Some(r) => self.type_of(r).map_or(Receiver::Object, Receiver::Typed),
+                Some(r) => {
+                    let arrow = callee
+                        .child_by_field_name("operator")
+                        .is_some_and(|o| self.text(o) == "->");
+                    self.receiver_class(r, arrow)
+                        .map_or(Receiver::Object, Receiver::Typed)
+                }
                 None => Receiver::Object,
             };
             let target = CallTarget::Named {
@@ -847,31 +844,62 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// The class a declared type names, for member calls: smart pointers and `std::optional`
-    /// unwrapped, template arguments removed; `None` for `auto` and primitive types.
-    fn receiver_type(&self, ty: Node) -> Option<String> {
-        if !matches!(
+    /// A class field's type, for calls on it and for calling it when it is a Python callable.
+    fn record_field(&mut self, field: Node) {
+        let (Some(ty), Some(name)) = (
+            field.child_by_field_name("type"),
+            field
+                .child_by_field_name("declarator")
+                .and_then(declared_name),
+        ) else {
+            return;
+        };
+        let name = self.text(name).to_string();
+        if self.names(&self.k.callable_types, &self.path(ty)) {
+            self.global_callables.insert(name.clone());
+        }
+        if let Some(ty) = self.declared_type(ty) {
+            self.global_types.insert(name, ty);
+        }
+    }
+
+    /// A declared class type as written, whitespace removed (`std::unique_ptr<Quantizer>`);
+    /// `None` for `auto` and primitive types.
+    fn declared_type(&self, ty: Node) -> Option<String> {
+        matches!(
             ty.kind(),
             "type_identifier" | "qualified_identifier" | "template_type"
-        ) {
-            return None;
-        }
-        let text: String = self
-            .text(ty)
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .collect();
-        let wrapped = [
+        )
+        .then(|| {
+            self.text(ty)
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect()
+        })
+    }
+
+    /// The class whose method `receiver.f()` or `receiver->f()` calls, from the receiver's
+    /// declared type: through `->`, smart pointers and `std::optional` give their pointee; template
+    /// arguments are dropped.
+    fn receiver_class(&self, receiver: Node, arrow: bool) -> Option<String> {
+        let declared = self.type_of(receiver)?;
+        let pointee = [
             "shared_ptr<",
             "unique_ptr<",
             "optional<",
             "reference_wrapper<",
         ]
         .iter()
-        .find_map(|w| text.split_once(w).map(|(_, inner)| inner));
-        let base = wrapped.unwrap_or(&text);
-        let base = base.split(['<', '>', ',', '*', '&']).next().unwrap_or(base);
-        Some(base.trim_start_matches("::").to_string()).filter(|b| !b.is_empty())
+        .find_map(|w| declared.split_once(w).map(|(_, inner)| inner));
+        let class = match pointee {
+            Some(inner) if arrow => inner,
+            _ => &declared,
+        };
+        let class = class
+            .split(['<', '>', ',', '*', '&'])
+            .next()
+            .unwrap_or(class);
+        Some(class.trim_start_matches("::").to_string()).filter(|c| !c.is_empty())
     }
 
     /// The declared type of a receiver expression: a variable, a parameter, or `this->field`.
@@ -929,7 +957,7 @@ impl<'a> Walker<'a> {
             {
                 self.global_callables.insert(name.clone());
             }
-            if let (Some(name), Some(ty)) = (&name, self.receiver_type(ty)) {
+            if let (Some(name), Some(ty)) = (&name, self.declared_type(ty)) {
                 match self.frames.last_mut() {
                     Some(frame) => frame.types.insert(name.clone(), ty),
                     None => self.global_types.insert(name.clone(), ty),
