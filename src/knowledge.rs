@@ -70,6 +70,8 @@ struct PythonApiSection {
     #[serde(default)]
     callable_types: Vec<String>,
     #[serde(default)]
+    non_owning_types: Vec<String>,
+    #[serde(default)]
     member_calls: Vec<String>,
     #[serde(default)]
     member_calls_running_code: Vec<String>,
@@ -154,6 +156,7 @@ pub struct Knowledge {
     pub calls_running_code: NameSet,
     pub python_types: NameSet,
     pub callable_types: NameSet,
+    pub non_owning_types: NameSet,
     pub member_calls: HashSet<String>,
     pub member_calls_running_code: HashSet<String>,
     pub c_api_running_code: Vec<String>,
@@ -214,6 +217,7 @@ impl Knowledge {
         self.calls_running_code.extend(&api.calls_running_code, ns);
         self.python_types.extend(&api.types, ns);
         self.callable_types.extend(&api.callable_types, ns);
+        self.non_owning_types.extend(&api.non_owning_types, ns);
         self.member_calls.extend(api.member_calls.iter().cloned());
         self.member_calls_running_code
             .extend(api.member_calls_running_code.iter().cloned());

@@ -384,8 +384,26 @@ impl<'a> Walker<'a> {
                 ) else {
                     continue;
                 };
+                let ty_path = self.path(ty);
+                let by_value = parameter
+                    .child_by_field_name("declarator")
+                    .is_some_and(|d| d.kind() == "identifier");
+                if by_value
+                    && self.names(&self.k.python_types, &ty_path)
+                    && !self.names(&self.k.non_owning_types, &ty_path)
+                {
+                    // The caller's copy is made, and destroyed at return, in this function's GIL
+                    // state: reference counting without the GIL when it is entered released.
+                    let shown = self.text(ty).split('<').next().unwrap_or("").trim();
+                    let use_ = PyUse {
+                        span: span(parameter),
+                        what: format!("the by-value `{shown}` parameter `{}` is copied and destroyed", self.text(name)),
+                        runs_code: false,
+                    };
+                    self.model.functions[id].py_uses.push(use_);
+                }
                 let name = self.text(name).to_string();
-                if self.names(&self.k.callable_types, &self.path(ty)) {
+                if self.names(&self.k.callable_types, &ty_path) {
                     frame.locals.insert(name.clone(), Local::PyCallable);
                 }
                 if let Some(ty) = self.declared_type(ty) {
