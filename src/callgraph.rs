@@ -21,8 +21,15 @@ const MAX_UNTYPED_FANOUT: usize = 8;
 pub struct CallGraph {
     /// For each function, for each of its call sites, the functions the call may run.
     callees: Vec<Vec<Vec<FnId>>>,
-    /// For each binding, the functions its callable names, resolved from its registrar's scope.
+    /// For each binding, the functions its callable names, resolved from where it is registered.
     binding_targets: Vec<Vec<FnId>>,
+}
+
+/// Where a name is looked up from: the enclosing namespaces and classes, and the `using`s.
+#[derive(Clone, Copy)]
+struct Scope<'a> {
+    names: &'a [String],
+    usings: &'a [String],
 }
 
 struct Index<'p> {
@@ -40,18 +47,29 @@ impl CallGraph {
         let callees = program
             .functions
             .iter()
-            .enumerate()
-            .map(|(caller, f)| {
+            .map(|f| {
+                let scope = Scope {
+                    names: &f.scope,
+                    usings: &f.usings,
+                };
                 f.calls
                     .iter()
-                    .map(|c| index.by_arity(index.resolve(caller, &c.target), c.args))
+                    .map(|c| index.by_arity(index.resolve(scope, &c.target), c.args))
                     .collect()
             })
             .collect();
         let binding_targets = program
             .bindings
             .iter()
-            .map(|b| index.resolve(b.registrar, &b.target))
+            .map(|b| {
+                index.resolve(
+                    Scope {
+                        names: &b.scope,
+                        usings: &b.usings,
+                    },
+                    &b.target,
+                )
+            })
             .collect();
         CallGraph {
             callees,
@@ -103,7 +121,7 @@ impl<'p> Index<'p> {
         }
     }
 
-    fn resolve(&self, caller: FnId, target: &CallTarget) -> Vec<FnId> {
+    fn resolve(&self, caller: Scope, target: &CallTarget) -> Vec<FnId> {
         match target {
             CallTarget::Direct(id) => vec![*id],
             CallTarget::Named {
@@ -174,8 +192,8 @@ impl<'p> Index<'p> {
     }
 
     /// `path` looked up in the caller's scopes, innermost first.
-    fn in_scopes(&self, caller: FnId, path: &str) -> Vec<FnId> {
-        let scope = &self.program.functions[caller].scope;
+    fn in_scopes(&self, caller: Scope, path: &str) -> Vec<FnId> {
+        let scope = caller.names;
         (0..=scope.len())
             .rev()
             .find_map(|n| {
@@ -190,12 +208,12 @@ impl<'p> Index<'p> {
             .unwrap_or_default()
     }
 
-    fn resolve_path(&self, caller: FnId, path: &str) -> Vec<FnId> {
+    fn resolve_path(&self, caller: Scope, path: &str) -> Vec<FnId> {
         let found = self.in_scopes(caller, path);
         if !found.is_empty() {
             return found;
         }
-        for using in &self.program.functions[caller].usings {
+        for using in caller.usings {
             if let Some(found) = self.by_qualname.get(format!("{using}::{path}").as_str()) {
                 return found.clone();
             }

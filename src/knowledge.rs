@@ -18,6 +18,10 @@ const BUILTIN: &[(&str, &str)] = &[
         "rules/pybind11.toml",
         include_str!("../rules/pybind11.toml"),
     ),
+    (
+        "rules/nanobind.toml",
+        include_str!("../rules/nanobind.toml"),
+    ),
 ];
 
 #[derive(Debug, Default, Deserialize)]
@@ -94,6 +98,8 @@ struct BindingsSection {
     property_methods: Vec<String>,
     #[serde(default)]
     callable_wrappers: Vec<String>,
+    #[serde(default)]
+    method_tables: Vec<String>,
     call_guard: Option<String>,
 }
 
@@ -166,6 +172,7 @@ pub struct Knowledge {
     pub def_methods: HashSet<String>,
     pub property_methods: HashSet<String>,
     pub callable_wrappers: HashSet<String>,
+    pub method_tables: HashSet<String>,
     pub call_guards: NameSet,
     pub once_calls: NameSet,
     pub static_locals: bool,
@@ -234,6 +241,7 @@ impl Knowledge {
             .extend(b.property_methods.iter().cloned());
         self.callable_wrappers
             .extend(b.callable_wrappers.iter().cloned());
+        self.method_tables.extend(b.method_tables.iter().cloned());
         if let Some(guard) = &b.call_guard {
             self.call_guards.extend(std::slice::from_ref(guard), ns);
         }
@@ -290,6 +298,19 @@ mod tests {
         assert!(k.is_c_api_call("Py_INCREF"));
         assert!(!k.is_c_api_call("PyGILState_Check"));
         assert!(!k.is_c_api_call("Pythagoras"));
+    }
+
+    #[test]
+    fn every_file_in_rules_is_built_in() {
+        let mut on_disk: Vec<String> =
+            std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/rules"))
+                .unwrap()
+                .map(|e| format!("rules/{}", e.unwrap().file_name().to_string_lossy()))
+                .collect();
+        on_disk.sort();
+        let mut built_in: Vec<String> = BUILTIN.iter().map(|(name, _)| name.to_string()).collect();
+        built_in.sort();
+        assert_eq!(on_disk, built_in);
     }
 
     #[test]

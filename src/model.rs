@@ -139,8 +139,9 @@ pub struct Binding {
     pub name: String,
     /// The registration (`m.def(...)`).
     pub span: Span,
-    /// The function whose body registers it; unqualified targets resolve from its scope.
-    pub registrar: FnId,
+    /// Where it is registered: the target's name is resolved from these namespaces and `using`s.
+    pub scope: Vec<String>,
+    pub usings: Vec<String>,
     pub target: CallTarget,
     pub entry: GilState,
     /// The argument that fixes the entry state (`py::call_guard<py::gil_scoped_release>()`).
@@ -221,7 +222,6 @@ impl Program {
         }
         for mut binding in model.bindings {
             relocate(&mut binding.target);
-            binding.registrar += base;
             binding.span.file = file;
             if let Some((span, _)) = &mut binding.guard {
                 span.file = file;

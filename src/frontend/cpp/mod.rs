@@ -397,7 +397,10 @@ impl<'a> Walker<'a> {
                     let shown = self.text(ty).split('<').next().unwrap_or("").trim();
                     let use_ = PyUse {
                         span: span(parameter),
-                        what: format!("the by-value `{shown}` parameter `{}` is copied and destroyed", self.text(name)),
+                        what: format!(
+                            "the by-value `{shown}` parameter `{}` is copied and destroyed",
+                            self.text(name)
+                        ),
                         runs_code: false,
                     };
                     self.model.functions[id].py_uses.push(use_);
@@ -673,9 +676,6 @@ impl<'a> Walker<'a> {
         receiver: Option<Node>,
         args: &[Node],
     ) -> bool {
-        let Some(registrar) = self.frames.last().map(|f| f.id) else {
-            return false;
-        };
         let Some((first, rest)) = args.split_first() else {
             return false;
         };
@@ -724,13 +724,52 @@ impl<'a> Walker<'a> {
             self.model.bindings.push(Binding {
                 name: name.clone(),
                 span: registration,
-                registrar,
+                scope: self.scope.clone(),
+                usings: self.usings.clone(),
                 target,
                 entry,
                 guard: guard.clone(),
             });
         }
         true
+    }
+
+    /// `PyMethodDef methods[] = {{"name", (PyCFunction)f, METH_VARARGS, doc}, ...};`
+    fn register_method_table(&mut self, declaration: Node) {
+        let mut cursor = declaration.walk();
+        let tables: Vec<Node> = declaration
+            .children_by_field_name("declarator", &mut cursor)
+            .filter_map(|d| d.child_by_field_name("value"))
+            .filter(|v| v.kind() == "initializer_list")
+            .collect();
+        for table in tables {
+            let mut cursor = table.walk();
+            let entries: Vec<Node> = table.named_children(&mut cursor).collect();
+            for entry in entries
+                .into_iter()
+                .filter(|e| e.kind() == "initializer_list")
+            {
+                let (Some(name), Some(function)) = (entry.named_child(0), entry.named_child(1))
+                else {
+                    continue;
+                };
+                if name.kind() != "string_literal" {
+                    continue;
+                }
+                let Some(target) = self.binding_target(function) else {
+                    continue;
+                };
+                self.model.bindings.push(Binding {
+                    name: string_content(self.text(name)),
+                    span: span(name),
+                    scope: self.scope.clone(),
+                    usings: self.usings.clone(),
+                    target,
+                    entry: GilState::Held,
+                    guard: None,
+                });
+            }
+        }
     }
 
     /// What a binding's callable argument names: a function (through `&`, `py::overload_cast`,
@@ -946,6 +985,13 @@ impl<'a> Walker<'a> {
             return self.visit_children(node);
         };
         let ty_path = self.path(ty);
+        if self
+            .k
+            .method_tables
+            .contains(ty_path.rsplit("::").next().unwrap_or(&ty_path))
+        {
+            self.register_method_table(node);
+        }
         let shown = self
             .text(ty)
             .split('<')
