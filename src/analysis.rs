@@ -19,8 +19,17 @@ use crate::model::{CallTarget, FnId, Function, FunctionKind, GilState, LockKind,
 
 pub type LockId = usize;
 
-/// A function entered in a GIL state with a set of locks (an index into [`Facts::held_sets`]).
-pub type Node = (FnId, GilState, usize);
+/// A function entered in a GIL state with a set of locks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Node {
+    pub function: FnId,
+    pub state: GilState,
+    /// The locks held by the callers: an index into [`Facts::held`].
+    pub held: usize,
+    /// For a function that calls its own parameters: the call site `(caller, call)` that entered
+    /// it, which says what the parameters are. `None` for every other function.
+    pub entered_from: Option<(FnId, usize)>,
+}
 
 /// How a node was first reached.
 #[derive(Clone, Copy, Debug)]
@@ -181,20 +190,42 @@ impl Builder<'_> {
         let mut preds = HashMap::new();
         let mut order = Vec::new();
         let mut queue = VecDeque::new();
-        for &target in self.graph.binding_targets(binding) {
-            if preds.insert((target, entry, 0), Pred::Entry).is_none() {
-                queue.push_back((target, entry, 0));
+        for &function in self.graph.binding_targets(binding) {
+            let node = Node {
+                function,
+                state: entry,
+                held: 0,
+                entered_from: None,
+            };
+            if preds.insert(node, Pred::Entry).is_none() {
+                queue.push_back(node);
             }
         }
-        while let Some(node @ (function, state, held)) = queue.pop_front() {
+        while let Some(node) = queue.pop_front() {
             order.push(node);
-            for call in 0..self.program.functions[function].calls.len() {
-                let at = self.program.functions[function].calls[call].span.start;
-                let at_call = self.program.functions[function].gil_state_at(at, state);
-                let locks = self.locks_at(function, held, at);
-                let held_there = self.held_set(locks);
-                for &callee in self.graph.callees(function, call) {
-                    let next = (callee, at_call, held_there);
+            let f = &self.program.functions[node.function];
+            for (call, site) in f.calls.iter().enumerate() {
+                let at = site.span.start;
+                let state = f.gil_state_at(at, node.state);
+                let locks = self.locks_at(node.function, node.held, at);
+                let held = self.held_set(locks);
+                let callees = match (site.target.clone(), node.entered_from) {
+                    (CallTarget::Param(index), Some((caller, outer))) => {
+                        self.graph.passed_lambdas(caller, outer, index)
+                    }
+                    _ => self.graph.callees(node.function, call).to_vec(),
+                };
+                for function in callees {
+                    let entered_from = self
+                        .graph
+                        .calls_parameters(function)
+                        .then_some((node.function, call));
+                    let next = Node {
+                        function,
+                        state,
+                        held,
+                        entered_from,
+                    };
                     if let std::collections::hash_map::Entry::Vacant(entry) = preds.entry(next) {
                         entry.insert(Pred::Call { caller: node, call });
                         queue.push_back(next);
@@ -210,7 +241,13 @@ impl Builder<'_> {
     }
 
     fn record_edges(&mut self, reach: &Reach) {
-        for &node @ (function, state, held) in &reach.order {
+        for &node in &reach.order {
+            let Node {
+                function,
+                state,
+                held,
+                ..
+            } = node;
             let f = &self.program.functions[function];
             let mut found: Vec<(Edge, Span, String)> = Vec::new();
             for region in &f.lock_regions {
@@ -310,12 +347,13 @@ pub fn trace_to(program: &Program, reach: &Reach, node: Node, offset: u32) -> Ve
             ),
         },
     }];
-    for ((caller, state, _), call) in reach.path_to(node) {
-        let f = &program.functions[caller];
+    for (caller, call) in reach.path_to(node) {
+        let (f, state) = (&program.functions[caller.function], caller.state);
         let site = &f.calls[call];
         context_steps(f, state, site.span.start, &mut steps);
         let callee = match &site.target {
             CallTarget::Named { path, .. } => format!("`{path}`"),
+            CallTarget::Param(_) => "the function passed in".to_string(),
             CallTarget::Direct(id) => match program.functions[*id].kind {
                 FunctionKind::Lambda => "the lambda".to_string(),
                 _ => format!("`{}`", program.functions[*id].qualname),
@@ -327,7 +365,12 @@ pub fn trace_to(program: &Program, reach: &Reach, node: Node, offset: u32) -> Ve
             note: format!("calls {callee}"),
         });
     }
-    context_steps(&program.functions[node.0], node.1, offset, &mut steps);
+    context_steps(
+        &program.functions[node.function],
+        node.state,
+        offset,
+        &mut steps,
+    );
     steps
 }
 

@@ -21,6 +21,11 @@ const MAX_UNTYPED_FANOUT: usize = 8;
 pub struct CallGraph {
     /// For each function, for each of its call sites, the functions the call may run.
     callees: Vec<Vec<Vec<FnId>>>,
+    /// Functions that call one of their own parameters.
+    calls_parameters: HashSet<FnId>,
+    /// `(caller, call, argument index)` -> the lambdas written there, for calls that pass lambdas
+    /// to a function that calls that parameter.
+    passed: HashMap<(FnId, usize, u32), Vec<FnId>>,
     /// For each binding, the functions its callable names, resolved from where it is registered.
     binding_targets: Vec<Vec<FnId>>,
 }
@@ -58,6 +63,7 @@ impl CallGraph {
                     .collect()
             })
             .collect();
+        let (callees, calls_parameters, passed) = route_passed_lambdas(program, callees);
         let binding_targets = program
             .bindings
             .iter()
@@ -73,12 +79,26 @@ impl CallGraph {
             .collect();
         CallGraph {
             callees,
+            calls_parameters,
+            passed,
             binding_targets,
         }
     }
 
     pub fn callees(&self, caller: FnId, call: usize) -> &[FnId] {
         &self.callees[caller][call]
+    }
+
+    pub fn calls_parameters(&self, function: FnId) -> bool {
+        self.calls_parameters.contains(&function)
+    }
+
+    /// The lambdas passed as argument `index` by call `call` of `caller`.
+    pub fn passed_lambdas(&self, caller: FnId, call: usize, index: u32) -> Vec<FnId> {
+        self.passed
+            .get(&(caller, call, index))
+            .cloned()
+            .unwrap_or_default()
     }
 
     pub fn binding_targets(&self, binding: usize) -> &[FnId] {
@@ -124,6 +144,8 @@ impl<'p> Index<'p> {
     fn resolve(&self, caller: Scope, target: &CallTarget) -> Vec<FnId> {
         match target {
             CallTarget::Direct(id) => vec![*id],
+            // Resolved once every call is: see `route_passed_lambdas`.
+            CallTarget::Param(_) => Vec::new(),
             CallTarget::Named {
                 path,
                 receiver: Receiver::None,
@@ -275,4 +297,52 @@ fn derived_classes(program: &Program) -> HashMap<&str, HashSet<&str>> {
             return derived;
         }
     }
+}
+
+/// A lambda passed to a project function that calls that parameter (`without_gil([&] { ... })`)
+/// runs inside the callee, at the parameter's call, in the callee's GIL state; it runs in place
+/// only when no callee calls the parameter. Returns the call graph without those in-place calls,
+/// the functions that call a parameter, and the lambdas passed to them by each call site (the
+/// analysis enters such a function once per call site, so each call runs its own lambdas).
+#[allow(clippy::type_complexity)]
+fn route_passed_lambdas(
+    program: &Program,
+    mut callees: Vec<Vec<Vec<FnId>>>,
+) -> (
+    Vec<Vec<Vec<FnId>>>,
+    HashSet<FnId>,
+    HashMap<(FnId, usize, u32), Vec<FnId>>,
+) {
+    let calls_param: HashSet<(FnId, u32)> = program
+        .functions
+        .iter()
+        .enumerate()
+        .flat_map(|(id, f)| {
+            f.calls.iter().filter_map(move |c| match c.target {
+                CallTarget::Param(index) => Some((id, index)),
+                _ => None,
+            })
+        })
+        .collect();
+    let mut passed: HashMap<(FnId, usize, u32), Vec<FnId>> = HashMap::new();
+    for (caller, f) in program.functions.iter().enumerate() {
+        for (site, call) in f.calls.iter().enumerate() {
+            let (Some((outer, index)), CallTarget::Direct(lambda)) = (call.passed_to, &call.target)
+            else {
+                continue;
+            };
+            let consumed = callees[caller][outer]
+                .iter()
+                .any(|&callee| calls_param.contains(&(callee, index)));
+            if consumed {
+                callees[caller][site].clear();
+                passed
+                    .entry((caller, outer, index))
+                    .or_default()
+                    .push(*lambda);
+            }
+        }
+    }
+    let calls_parameters = calls_param.into_iter().map(|(id, _)| id).collect();
+    (callees, calls_parameters, passed)
 }

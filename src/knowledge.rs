@@ -56,6 +56,12 @@ struct GilSection {
     release_guards: Vec<String>,
     #[serde(default)]
     acquire_guards: Vec<String>,
+    /// Macros or functions whose arguments run with the GIL released (acquired): a project's
+    /// `SCOPED_GIL_RELEASE(code)`. Macros defined in the analysed tree are found by themselves.
+    #[serde(default)]
+    release_wrappers: Vec<String>,
+    #[serde(default)]
+    acquire_wrappers: Vec<String>,
     #[serde(default)]
     release_calls: Vec<String>,
     #[serde(default)]
@@ -129,7 +135,7 @@ struct PrepassSection {
 
 /// A set of possibly qualified names (`module_::import`), each belonging to a framework whose
 /// namespaces may prefix it (`py::module_::import`).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct NameSet {
     names: HashSet<String>,
 }
@@ -152,10 +158,12 @@ impl NameSet {
 }
 
 /// All loaded knowledge, merged over the files.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Knowledge {
     pub release_guards: NameSet,
     pub acquire_guards: NameSet,
+    pub release_wrappers: NameSet,
+    pub acquire_wrappers: NameSet,
     pub release_calls: NameSet,
     pub acquire_calls: NameSet,
     pub python_calls: NameSet,
@@ -217,6 +225,8 @@ impl Knowledge {
         let gil = &file.gil;
         self.release_guards.extend(&gil.release_guards, ns);
         self.acquire_guards.extend(&gil.acquire_guards, ns);
+        self.release_wrappers.extend(&gil.release_wrappers, &[]);
+        self.acquire_wrappers.extend(&gil.acquire_wrappers, &[]);
         self.release_calls.extend(&gil.release_calls, ns);
         self.acquire_calls.extend(&gil.acquire_calls, ns);
         let api = &file.python_api;
@@ -266,6 +276,20 @@ impl Knowledge {
                 .and_then(|rest| rest.chars().next())
                 .is_some_and(|c| c.is_ascii_uppercase() || c == '_')
         }) && !self.c_api_gil_free.contains(name)
+    }
+
+    /// Adds wrappers found in the analysed code: `(name, state its arguments run in)`.
+    pub fn add_wrappers(
+        &mut self,
+        wrappers: impl IntoIterator<Item = (String, crate::model::GilState)>,
+    ) {
+        for (name, state) in wrappers {
+            let set = match state {
+                crate::model::GilState::Released => &mut self.release_wrappers,
+                crate::model::GilState::Held => &mut self.acquire_wrappers,
+            };
+            set.extend(&[name], &[]);
+        }
     }
 
     /// Whether a C-API call can run arbitrary Python code.

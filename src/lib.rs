@@ -45,12 +45,8 @@ pub fn display_path(path: &Path) -> PathBuf {
     .collect()
 }
 
-/// Reads and models one file; never panics (a panic in a front-end becomes the file's error).
-fn read_file(
-    path: &Path,
-    language: Language,
-    knowledge: &Knowledge,
-) -> Result<(String, FileModel), String> {
+/// Reads one file as UTF-8 text.
+fn read_text(path: &Path) -> Result<String, String> {
     let shown = path.display();
     let bytes = std::fs::read(path).map_err(|e| {
         format!(
@@ -58,32 +54,62 @@ fn read_file(
             discover::one_line(&e.to_string())
         )
     })?;
-    let text = String::from_utf8(bytes).map_err(|e| {
+    String::from_utf8(bytes).map_err(|e| {
         format!(
             "{shown}: not valid UTF-8 (byte {}), skipped",
             e.utf8_error().valid_up_to()
         )
-    })?;
-    let model = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        frontend::extract(language, &text, knowledge)
-    }))
-    .map_err(|_| format!("{shown}: internal error while analysing this file, skipped"))?;
-    Ok((text, model))
+    })
 }
 
-/// Reads every file in parallel and merges the models in path order, so the result does not depend
+/// Models one file; never panics (a panic in a front-end becomes the file's error).
+fn model_file(
+    path: &Path,
+    language: Language,
+    text: &str,
+    knowledge: &Knowledge,
+) -> Result<FileModel, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        frontend::extract(language, text, knowledge)
+    }))
+    .map_err(|_| {
+        format!(
+            "{}: internal error while analysing this file, skipped",
+            path.display()
+        )
+    })
+}
+
+/// Reads every file in parallel, learns the project's own GIL wrappers from all of them, then
+/// models each file in parallel and merges the models in path order, so the result does not depend
 /// on the number of threads.
 pub fn analyse_files(files: &[(PathBuf, Language)], knowledge: &Knowledge) -> Analysis {
-    let results: Vec<_> = files
+    let texts: Vec<_> = files.par_iter().map(|(path, _)| read_text(path)).collect();
+    let mut knowledge = knowledge.clone();
+    let wrappers: Vec<_> = texts
         .par_iter()
-        .map(|(path, language)| (path, read_file(path, *language, knowledge)))
+        .filter_map(|text| text.as_ref().ok())
+        .flat_map_iter(|text| frontend::cpp::wrapper_macros(text, &knowledge))
+        .collect();
+    knowledge.add_wrappers(wrappers);
+    let models: Vec<_> = files
+        .par_iter()
+        .zip(&texts)
+        .map(|((path, language), text)| {
+            text.as_ref()
+                .map_err(String::clone)
+                .and_then(|text| model_file(path, *language, text, &knowledge))
+        })
         .collect();
     let mut program = Program::default();
     let mut errors = Vec::new();
-    for (path, result) in results {
-        match result {
-            Ok((text, model)) => program.add_file(SourceFile::new(display_path(path), text), model),
-            Err(error) => errors.push(error),
+    for (((path, _), text), model) in files.iter().zip(texts).zip(models) {
+        match (text, model) {
+            (Ok(text), Ok(model)) => {
+                program.add_file(SourceFile::new(display_path(path), text), model)
+            }
+            (_, Err(error)) => errors.push(error),
+            (Err(_), Ok(_)) => unreachable!("a file that could not be read is not modelled"),
         }
     }
     let graph = CallGraph::build(&program);

@@ -68,6 +68,10 @@ pub struct CallSite {
     pub target: CallTarget,
     /// The number of arguments written, to choose among overloads.
     pub args: u32,
+    /// For a lambda written as argument `.1` of call site `.0` of the same function: the lambda
+    /// runs inside the callee when the callee calls that parameter (a wrapper such as
+    /// `without_gil([&] { ... })`), and in place otherwise.
+    pub passed_to: Option<(usize, u32)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,6 +81,8 @@ pub enum CallTarget {
     /// A function defined at the call (a lambda run where it is written, or through a local
     /// variable), already resolved by the front-end.
     Direct(FnId),
+    /// A call of the function's own parameter number `.0`: runs what the caller passed there.
+    Param(u32),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -71,7 +71,8 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
     let mut hits: BTreeMap<(usize, Span, usize), Hit> = BTreeMap::new();
     for reach in &facts.reaches {
         let binding = reach.binding;
-        for &node @ (function, state, _) in &reach.order {
+        for &node in &reach.order {
+            let (function, state) = (node.function, node.state);
             let f = &program.functions[function];
             for (index, py_use) in f.py_uses.iter().enumerate() {
                 if f.gil_state_at(py_use.span.start, state) != GilState::Released {

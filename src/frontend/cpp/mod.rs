@@ -43,6 +43,59 @@ pub fn error_bytes(tree: &tree_sitter::Tree) -> usize {
     total
 }
 
+/// Function-like macros of the file whose body releases or acquires the GIL
+/// (`#define SCOPED_GIL_RELEASE(code) { py::gil_scoped_release r; code }`): their arguments run in
+/// that state at every use, in any file.
+pub fn wrapper_macros(text: &str, knowledge: &Knowledge) -> Vec<(String, GilState)> {
+    let mut found = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let Some(rest) = line.trim_start().strip_prefix('#') else {
+            continue;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix("define") else {
+            continue;
+        };
+        let mut definition = rest.to_string();
+        let mut current = line;
+        while current.trim_end().ends_with('\\') {
+            let Some(next) = lines.next() else { break };
+            definition.push(' ');
+            definition.push_str(next);
+            current = next;
+        }
+        let definition = definition.trim_start();
+        let Some(open) = definition.find('(') else {
+            continue;
+        };
+        let name = &definition[..open];
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            continue;
+        }
+        let body = &definition[open..];
+        let words: Vec<&str> = body
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+            .map(|w| w.trim_matches(':'))
+            .collect();
+        let releases = words.iter().any(|w| {
+            knowledge.release_guards.contains(w)
+                || knowledge.release_calls.contains(w)
+                || knowledge.release_wrappers.contains(w)
+        });
+        let acquires = words.iter().any(|w| {
+            knowledge.acquire_guards.contains(w)
+                || knowledge.acquire_calls.contains(w)
+                || knowledge.acquire_wrappers.contains(w)
+        });
+        if releases {
+            found.push((name.to_string(), GilState::Released));
+        } else if acquires {
+            found.push((name.to_string(), GilState::Held));
+        }
+    }
+    found
+}
+
 /// Extracts the model of one file. Spans carry file id 0; [`crate::model::Program::add_file`]
 /// sets the real one.
 pub fn extract(text: &str, knowledge: &Knowledge) -> FileModel {
@@ -70,6 +123,8 @@ pub fn extract(text: &str, knowledge: &Knowledge) -> FileModel {
 enum Local {
     /// A lambda bound to a name: calling the name runs it.
     Lambda(FnId),
+    /// The function's parameter number `.0`: calling it runs what the caller passed.
+    Param(u32),
     /// A Python object that runs Python code when called.
     PyCallable,
 }
@@ -375,7 +430,7 @@ impl<'a> Walker<'a> {
         };
         if let Some(parameters) = parameters {
             let mut cursor = parameters.walk();
-            for parameter in parameters.named_children(&mut cursor) {
+            for (index, parameter) in parameters.named_children(&mut cursor).enumerate() {
                 let (Some(ty), Some(name)) = (
                     parameter.child_by_field_name("type"),
                     parameter
@@ -406,9 +461,12 @@ impl<'a> Walker<'a> {
                     self.model.functions[id].py_uses.push(use_);
                 }
                 let name = self.text(name).to_string();
-                if self.names(&self.k.callable_types, &ty_path) {
-                    frame.locals.insert(name.clone(), Local::PyCallable);
-                }
+                let local = if self.names(&self.k.callable_types, &ty_path) {
+                    Local::PyCallable
+                } else {
+                    Local::Param(index as u32)
+                };
+                frame.locals.insert(name.clone(), local);
                 if let Some(ty) = self.declared_type(ty) {
                     frame.types.insert(name, ty);
                 }
@@ -487,6 +545,7 @@ impl<'a> Walker<'a> {
             span: span(node),
             target,
             args,
+            passed_to: None,
         };
         if let Some(function) = self.function() {
             function.calls.push(site);
@@ -498,6 +557,7 @@ impl<'a> Walker<'a> {
             span: span(node),
             target,
             args: 0,
+            passed_to: None,
         };
         if let Some(function) = self.function() {
             function.calls.push(site);
@@ -555,6 +615,23 @@ impl<'a> Walker<'a> {
             .unwrap_or("")
             .trim()
             .to_string();
+        // The arguments of a wrapper such as `SCOPED_GIL_RELEASE({ ... })` run in its state.
+        if self.k.release_wrappers.contains(&path) || self.k.acquire_wrappers.contains(&path) {
+            let to = if self.k.release_wrappers.contains(&path) {
+                GilState::Released
+            } else {
+                GilState::Held
+            };
+            let switch = GilSwitch {
+                span: span(callee),
+                to,
+                scope: arguments.start_byte() as u32..arguments.end_byte() as u32,
+                what: format!("`{shown}`"),
+            };
+            if let Some(function) = self.function() {
+                function.gil_switches.push(switch);
+            }
+        }
         if self.names(&self.k.once_calls, &path) {
             self.visit_once(node, &args);
         } else if self.names(&self.k.release_calls, &path) {
@@ -586,17 +663,47 @@ impl<'a> Walker<'a> {
                     true,
                 ),
                 Some(Local::Lambda(id)) => self.add_call(callee, CallTarget::Direct(id)),
-                None => self.add_call_with_args(
-                    callee,
-                    CallTarget::Named {
+                Some(Local::Param(index)) => self.add_call(callee, CallTarget::Param(index)),
+                None => {
+                    let target = CallTarget::Named {
                         path,
                         receiver: Receiver::None,
-                    },
-                    Some(arguments),
-                ),
+                    };
+                    self.add_call_with_args(callee, target, Some(arguments));
+                    return self.visit_passed_arguments(arguments);
+                }
             }
         }
         self.visit(arguments);
+    }
+
+    /// The arguments of the call just added: a lambda among them is marked as passed to it.
+    fn visit_passed_arguments(&mut self, arguments: Node) {
+        let Some(call) = self.function().map(|f| f.calls.len() - 1) else {
+            return self.visit(arguments);
+        };
+        let mut cursor = arguments.walk();
+        let args: Vec<Node> = arguments
+            .named_children(&mut cursor)
+            .filter(|n| n.kind() != "comment")
+            .collect();
+        for (index, arg) in args.into_iter().enumerate() {
+            if arg.kind() != "lambda_expression" {
+                self.visit(arg);
+                continue;
+            }
+            let id = self.visit_lambda(arg);
+            let introducer = arg.child_by_field_name("captures").unwrap_or(arg);
+            let site = CallSite {
+                span: span(introducer),
+                target: CallTarget::Direct(id),
+                args: 0,
+                passed_to: Some((call, index as u32)),
+            };
+            if let Some(function) = self.function() {
+                function.calls.push(site);
+            }
+        }
     }
 
     /// `std::call_once(flag, callable, args...)`: the callable runs holding `flag`.
