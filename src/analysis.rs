@@ -82,6 +82,8 @@ impl Lock {
             LockKind::Once => format!("once flag `{}`", self.name),
             LockKind::StaticInit => format!("the initialisation guard of static `{}`", self.name),
             LockKind::Mutex => format!("mutex `{}`", self.name),
+            LockKind::Thread => format!("thread `{}`", self.name),
+            LockKind::Condvar => format!("condition variable `{}`", self.name),
         }
     }
 }
@@ -215,6 +217,14 @@ impl Builder<'_> {
                     }
                     _ => self.graph.callees(node.function, call).to_vec(),
                 };
+                // A new thread starts without the GIL and without the caller's locks.
+                let (state, held) = match &site.spawns {
+                    Some(thread) => {
+                        let lock = self.lock_id(LockKind::Thread, thread);
+                        (GilState::Released, self.held_set(vec![lock]))
+                    }
+                    None => (state, held),
+                };
                 for function in callees {
                     let entered_from = self
                         .graph
@@ -251,7 +261,7 @@ impl Builder<'_> {
             let f = &self.program.functions[function];
             let mut found: Vec<(Edge, Span, String)> = Vec::new();
             for region in &f.lock_regions {
-                if f.gil_state_at(region.span.start, state) == GilState::Held {
+                if region.waits && f.gil_state_at(region.span.start, state) == GilState::Held {
                     let lock = self.lock_id(region.kind.clone(), &region.lock);
                     let what = format!("waits for {}", self.locks[lock].describe());
                     found.push((Edge::Wait(lock), region.span, what));
@@ -408,6 +418,10 @@ fn context_steps(f: &Function, entry: GilState, offset: u32, steps: &mut Vec<Ste
                 )
             }
             LockKind::Mutex => format!("holding mutex `{}`", region.lock),
+            LockKind::Thread => format!("runs as thread `{}`", region.lock),
+            LockKind::Condvar => {
+                format!("has not yet notified condition variable `{}`", region.lock)
+            }
         };
         steps.push(Step {
             span: region.span,

@@ -37,6 +37,8 @@ struct KnowledgeFile {
     #[serde(default)]
     locks: LocksSection,
     #[serde(default)]
+    threads: ThreadsSection,
+    #[serde(default)]
     prepass: PrepassSection,
 }
 
@@ -126,6 +128,23 @@ struct LocksSection {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct ThreadsSection {
+    #[serde(default)]
+    spawn_types: Vec<String>,
+    #[serde(default)]
+    spawn_calls: Vec<String>,
+    #[serde(default)]
+    join_methods: Vec<String>,
+    #[serde(default)]
+    condvar_types: Vec<String>,
+    #[serde(default)]
+    condvar_wait_methods: Vec<String>,
+    #[serde(default)]
+    condvar_notify_methods: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct PrepassSection {
     #[serde(default)]
     blank: Vec<String>,
@@ -187,6 +206,12 @@ pub struct Knowledge {
     pub lock_guard_types: NameSet,
     pub lock_methods: HashSet<String>,
     pub unlock_methods: HashSet<String>,
+    pub spawn_types: NameSet,
+    pub spawn_calls: NameSet,
+    pub join_methods: HashSet<String>,
+    pub condvar_types: NameSet,
+    pub condvar_wait_methods: HashSet<String>,
+    pub condvar_notify_methods: HashSet<String>,
     pub prepass_blank: HashSet<String>,
     pub prepass_rewrite: BTreeMap<String, String>,
     /// Framework namespaces (`py`, `pybind11`), for messages and type matching.
@@ -262,6 +287,16 @@ impl Knowledge {
             .extend(file.locks.lock_methods.iter().cloned());
         self.unlock_methods
             .extend(file.locks.unlock_methods.iter().cloned());
+        let threads = &file.threads;
+        self.spawn_types.extend(&threads.spawn_types, &[]);
+        self.spawn_calls.extend(&threads.spawn_calls, &[]);
+        self.join_methods
+            .extend(threads.join_methods.iter().cloned());
+        self.condvar_types.extend(&threads.condvar_types, &[]);
+        self.condvar_wait_methods
+            .extend(threads.condvar_wait_methods.iter().cloned());
+        self.condvar_notify_methods
+            .extend(threads.condvar_notify_methods.iter().cloned());
         self.prepass_blank
             .extend(file.prepass.blank.iter().cloned());
         self.prepass_rewrite.extend(file.prepass.rewrite.clone());

@@ -72,6 +72,9 @@ pub struct CallSite {
     /// runs inside the callee when the callee calls that parameter (a wrapper such as
     /// `without_gil([&] { ... })`), and in place otherwise.
     pub passed_to: Option<(usize, u32)>,
+    /// The callee runs on a new thread (`std::thread t(f)`), without the GIL, "holding" the
+    /// thread lock of this name until it ends.
+    pub spawns: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -126,6 +129,18 @@ pub enum LockKind {
     StaticInit,
     /// A mutex held through an RAII guard or `.lock()`.
     Mutex,
+    /// A thread the code waits for (`join`, a future's `get`): the thread "holds" it while it
+    /// runs.
+    Thread,
+    /// A condition variable waited on: the notifying code "holds" it until it notifies.
+    Condvar,
+}
+
+impl LockKind {
+    /// Waiting for it means waiting for another thread's work, not for a lock.
+    pub fn is_work(&self) -> bool {
+        matches!(self, LockKind::Thread | LockKind::Condvar)
+    }
 }
 
 /// A region of a function's text during which a lock other than the GIL is held.
@@ -136,6 +151,8 @@ pub struct LockRegion {
     /// Identifies the lock: the once flag's name, or the static's qualified name.
     pub lock: String,
     pub scope: Range<u32>,
+    /// Whether `span` waits for the lock (false for `cv.notify_one()`, which only ends a hold).
+    pub waits: bool,
 }
 
 /// A function exposed to Python.

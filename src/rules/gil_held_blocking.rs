@@ -1,7 +1,7 @@
 use super::{binding_list, declare_rule, flow_ending_at};
 use crate::analysis::{Edge, Facts};
 use crate::diagnostic::{Finding, Flow, Severity};
-use crate::model::Program;
+use crate::model::{LockKind, Program};
 
 declare_rule! {
     /// ## What it finds
@@ -9,6 +9,10 @@ declare_rule! {
     /// function-local `static`'s initialisation, a mutex) while holding the GIL, where the code
     /// that runs while `L` is held (the initialiser, or another path's critical section) runs
     /// Python code: an import, a call of a Python object, an attribute lookup, a conversion.
+    ///
+    /// Waiting for other threads counts: `std::thread::join`, a future's `get`/`wait`, or
+    /// `std::condition_variable::wait` while holding the GIL, when the thread waited for takes the
+    /// GIL or runs Python code before it finishes or notifies.
     ///
     /// This includes the fix that acquires the GIL *before* `std::call_once`, and the
     /// function-local `static py::object x = py::module_::import(...)` that pybind11's
@@ -58,11 +62,13 @@ declare_rule! {
 fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
     let mut findings = Vec::new();
     for (id, lock) in facts.locks.iter().enumerate() {
-        // An explicit acquisition under the lock is the stronger finding: `gil-lock-inversion`.
-        if facts.witnesses(Edge::Acquire(id)).next().is_some() {
+        // Holding a lock while taking the GIL is `gil-lock-inversion`; a thread waited for that
+        // takes the GIL is this rule's.
+        let acquires = facts.witnesses(Edge::Acquire(id)).next();
+        if acquires.is_some() && !lock.kind.is_work() {
             continue;
         }
-        let Some(runs) = facts.witnesses(Edge::RunsPython(id)).next() else {
+        let Some(runs) = acquires.or_else(|| facts.witnesses(Edge::RunsPython(id)).next()) else {
             continue;
         };
         for wait in facts.witnesses(Edge::Wait(id)) {
@@ -70,9 +76,17 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
             findings.push(Finding {
                 rule: GIL_HELD_BLOCKING.id,
                 severity: GIL_HELD_BLOCKING.default_severity,
-                message: format!(
-                    "{lock_name} is waited for while holding the GIL, and Python code runs while it is held"
-                ),
+                message: match lock.kind {
+                    LockKind::Thread => format!(
+                        "{lock_name} is waited for while holding the GIL, and it needs the GIL to finish"
+                    ),
+                    LockKind::Condvar => format!(
+                        "{lock_name} is waited on while holding the GIL, and the notifying thread needs the GIL first"
+                    ),
+                    _ => format!(
+                        "{lock_name} is waited for while holding the GIL, and Python code runs while it is held"
+                    ),
+                },
                 primary: wait.at,
                 primary_label: format!("{} while holding the GIL", wait.what),
                 function: program.functions[wait.function].qualname.clone(),

@@ -55,7 +55,13 @@ declare_rule! {
 
 fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
     let mut findings = Vec::new();
-    for (id, lock) in facts.locks.iter().enumerate() {
+    // Waiting for another thread's work that takes the GIL is `gil-held-blocking`.
+    for (id, lock) in facts
+        .locks
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.kind.is_work())
+    {
         let Some(wait) = facts.witnesses(Edge::Wait(id)).next() else {
             continue;
         };

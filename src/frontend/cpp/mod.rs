@@ -138,6 +138,10 @@ struct Frame {
     lambdas: usize,
     /// Declared types of parameters and local variables, for member-call receivers.
     types: HashMap<String, String>,
+    /// Local `std::thread`s and futures started here, by variable name.
+    threads: std::collections::HashSet<String>,
+    /// Where the body starts: a notifying function "holds" its condition variable from there.
+    body_start: u32,
 }
 
 struct Walker<'a> {
@@ -427,6 +431,8 @@ impl<'a> Walker<'a> {
             block_ends: Vec::new(),
             lambdas: 0,
             types: HashMap::new(),
+            threads: Default::default(),
+            body_start: body.start_byte() as u32,
         };
         if let Some(parameters) = parameters {
             let mut cursor = parameters.walk();
@@ -546,6 +552,7 @@ impl<'a> Walker<'a> {
             target,
             args,
             passed_to: None,
+            spawns: None,
         };
         if let Some(function) = self.function() {
             function.calls.push(site);
@@ -558,6 +565,7 @@ impl<'a> Walker<'a> {
             target,
             args: 0,
             passed_to: None,
+            spawns: None,
         };
         if let Some(function) = self.function() {
             function.calls.push(site);
@@ -699,6 +707,7 @@ impl<'a> Walker<'a> {
                 target: CallTarget::Direct(id),
                 args: 0,
                 passed_to: Some((call, index as u32)),
+                spawns: None,
             };
             if let Some(function) = self.function() {
                 function.calls.push(site);
@@ -716,6 +725,7 @@ impl<'a> Walker<'a> {
                 .child_by_field_name("function")
                 .map_or(span(node), span),
             kind: LockKind::Once,
+            waits: true,
             lock: self.path(*flag),
             scope: flag.end_byte() as u32..node.end_byte() as u32,
         };
@@ -754,6 +764,12 @@ impl<'a> Walker<'a> {
             && (self.k.lock_methods.contains(&method) || self.k.unlock_methods.contains(&method))
         {
             self.lock_method(node, receiver, &method);
+        } else if let Some(receiver) = receiver
+            && let Some(region) = self.wait_for_work(node, receiver, &method)
+        {
+            if let Some(function) = self.function() {
+                function.lock_regions.push(region);
+            }
         } else {
             let receiver_kind = match receiver {
                 Some(r) if r.kind() == "this" => Receiver::This,
@@ -958,6 +974,133 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// `std::thread t(f, ...)` or `auto fut = std::async(policy, f, ...)`: `f` runs on a new
+    /// thread that `t.join()` / `fut.get()` waits for. Returns whether the declarator was one.
+    fn spawn_thread(&mut self, ty_path: &str, declarator: Node) -> bool {
+        let Some(name) = declared_name(declarator).map(|n| self.text(n).to_string()) else {
+            return false;
+        };
+        let value = declarator.child_by_field_name("value");
+        let arguments = if self.names(&self.k.spawn_types, ty_path) {
+            match declarator.kind() {
+                // `std::thread t(worker)` reads as a function declaration.
+                "function_declarator" => declarator.child_by_field_name("parameters"),
+                _ => value,
+            }
+        } else {
+            value
+                .filter(|v| v.kind() == "call_expression")
+                .filter(|v| {
+                    v.child_by_field_name("function")
+                        .is_some_and(|f| self.names(&self.k.spawn_calls, &self.path(f)))
+                })
+                .and_then(|v| v.child_by_field_name("arguments"))
+        };
+        let Some(arguments) = arguments else {
+            return false;
+        };
+        let mut cursor = arguments.walk();
+        let args: Vec<Node> = arguments.named_children(&mut cursor).collect();
+        // The callable: a lambda or a function name, skipping a `std::launch` policy.
+        let callable = args.iter().copied().find(|a| {
+            a.kind() == "lambda_expression"
+                || (a.kind() != "qualified_identifier" || !self.text(*a).contains("launch"))
+                    && function_reference(if a.kind() == "parameter_declaration" {
+                        a.child_by_field_name("type").unwrap_or(*a)
+                    } else {
+                        *a
+                    })
+                    .is_some()
+        });
+        let Some(callable) = callable else {
+            return false;
+        };
+        let thread = format!(
+            "{}::{name}",
+            self.frames
+                .last()
+                .map_or(String::new(), |f| self.model.functions[f.id]
+                    .qualname
+                    .clone())
+        );
+        let (label, target) = if callable.kind() == "lambda_expression" {
+            let id = self.visit_lambda(callable);
+            (
+                callable.child_by_field_name("captures").unwrap_or(callable),
+                CallTarget::Direct(id),
+            )
+        } else {
+            let reference = if callable.kind() == "parameter_declaration" {
+                callable.child_by_field_name("type").unwrap_or(callable)
+            } else {
+                callable
+            };
+            let reference = function_reference(reference).unwrap_or(reference);
+            let path = self.path(reference);
+            (
+                reference,
+                CallTarget::Named {
+                    path,
+                    receiver: Receiver::None,
+                },
+            )
+        };
+        let site = CallSite {
+            span: span(label),
+            target,
+            args: (args.len() as u32).saturating_sub(1),
+            passed_to: None,
+            spawns: Some(thread),
+        };
+        if let Some(frame) = self.frames.last_mut() {
+            frame.threads.insert(name);
+        }
+        if let Some(function) = self.function() {
+            function.calls.push(site);
+        }
+        for arg in args.into_iter().filter(|a| a.id() != callable.id()) {
+            self.visit(arg);
+        }
+        true
+    }
+
+    /// `t.join()` / `fut.get()` on a thread started here, `cv.wait(...)` on a condition variable,
+    /// or `cv.notify_one()`, which ends the notifier's hold on it.
+    fn wait_for_work(&self, call: Node, receiver: Node, method: &str) -> Option<LockRegion> {
+        let at = call.start_byte() as u32;
+        let frame = self.frames.last()?;
+        let receiver_name = self.text(receiver);
+        if self.k.join_methods.contains(method) && frame.threads.contains(receiver_name) {
+            let owner = &self.model.functions[frame.id].qualname;
+            return Some(LockRegion {
+                span: span(call),
+                kind: LockKind::Thread,
+                waits: true,
+                lock: format!("{owner}::{receiver_name}"),
+                scope: at..at,
+            });
+        }
+        let declared = self.type_of(receiver)?;
+        let class = declared.split('<').next().unwrap_or(&declared);
+        if !self.names(&self.k.condvar_types, class) {
+            return None;
+        }
+        let (scope, waits) = if self.k.condvar_wait_methods.contains(method) {
+            (at..at, true)
+        } else if self.k.condvar_notify_methods.contains(method) {
+            (frame.body_start..at, false)
+        } else {
+            return None;
+        };
+        Some(LockRegion {
+            span: span(call),
+            kind: LockKind::Condvar,
+            lock: self.path(receiver),
+            scope,
+            waits,
+        })
+    }
+
     /// `std::lock_guard<std::mutex> lock(m);`: holds `m` to the end of the block. The grammar
     /// reads `lock(m)` as a function declarator (the most vexing parse) or, with braces or a
     /// non-type argument, as an initialiser.
@@ -973,6 +1116,7 @@ impl<'a> Walker<'a> {
         let region = LockRegion {
             span: span(declaration),
             kind: LockKind::Mutex,
+            waits: true,
             lock: self.path(mutex),
             scope: declaration.start_byte() as u32..self.block_end(),
         };
@@ -994,6 +1138,7 @@ impl<'a> Walker<'a> {
             let region = LockRegion {
                 span: span(call),
                 kind: LockKind::Mutex,
+                waits: true,
                 lock,
                 scope: at..block_end,
             };
@@ -1117,6 +1262,9 @@ impl<'a> Walker<'a> {
             .children_by_field_name("declarator", &mut cursor)
             .collect();
         for declarator in declarators {
+            if in_function && self.spawn_thread(&ty_path, declarator) {
+                continue;
+            }
             let value = match declarator.kind() {
                 "init_declarator" => declarator.child_by_field_name("value"),
                 _ => None,
@@ -1171,6 +1319,7 @@ impl<'a> Walker<'a> {
                         end: name_end as u32,
                     },
                     kind: LockKind::StaticInit,
+                    waits: true,
                     lock: format!(
                         "{}::{}",
                         owner.unwrap_or_default(),
