@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use crate::callgraph::CallGraph;
 use crate::diagnostic::Step;
+use crate::frontend::Language;
 use crate::model::{CallTarget, FnId, Function, FunctionKind, GilState, LockKind, Program, Span};
 
 pub type LockId = usize;
@@ -82,7 +83,15 @@ impl Lock {
             LockKind::Once => format!("once flag `{}`", self.name),
             LockKind::StaticInit => format!("the initialisation guard of static `{}`", self.name),
             LockKind::Mutex => format!("mutex `{}`", self.name),
-            LockKind::Thread => format!("thread `{}`", self.name),
+            LockKind::Lazy => format!("lazy static `{}`", self.name),
+            LockKind::Thread => {
+                // `ns::f::worker`, or `ns::f::par_iter@12` for threads started by a call.
+                let name = self.name.rsplit("::").next().unwrap_or(&self.name);
+                match name.split_once('@') {
+                    Some((call, line)) => format!("the threads started by `{call}` at line {line}"),
+                    None => format!("thread `{name}`"),
+                }
+            }
             LockKind::Condvar => format!("condition variable `{}`", self.name),
         }
     }
@@ -276,6 +285,29 @@ impl Builder<'_> {
                         found.push((Edge::Acquire(lock), switch.span, what));
                     }
                 }
+                // The end of a release (a `gil_scoped_release` block, a `detach` closure) takes
+                // the GIL back, still holding every lock taken before the release.
+                if switch.to == GilState::Released
+                    && gil_state_without(f, i, switch.span.start, state) == GilState::Held
+                {
+                    let end = switch.scope.end.saturating_sub(1);
+                    let mut locks = self.held_sets[held].clone();
+                    let regions: Vec<(LockKind, String)> = f
+                        .lock_regions
+                        .iter()
+                        .filter(|r| r.scope.start < switch.span.start && r.scope.contains(&end))
+                        .map(|r| (r.kind.clone(), r.lock.clone()))
+                        .collect();
+                    locks.extend(
+                        regions
+                            .into_iter()
+                            .map(|(kind, name)| self.lock_id(kind, &name)),
+                    );
+                    for lock in locks {
+                        let what = format!("takes the GIL back at the end of {}", switch.what);
+                        found.push((Edge::Acquire(lock), switch.span, what));
+                    }
+                }
             }
             for py_use in &f.py_uses {
                 if py_use.runs_code && f.gil_state_at(py_use.span.start, state) == GilState::Held {
@@ -360,12 +392,15 @@ pub fn trace_to(program: &Program, reach: &Reach, node: Node, offset: u32) -> Ve
     for (caller, call) in reach.path_to(node) {
         let (f, state) = (&program.functions[caller.function], caller.state);
         let site = &f.calls[call];
-        context_steps(f, state, site.span.start, &mut steps);
+        context_steps(program, f, state, site.span.start, &mut steps);
         let callee = match &site.target {
             CallTarget::Named { path, .. } => format!("`{path}`"),
             CallTarget::Param(_) => "the function passed in".to_string(),
             CallTarget::Direct(id) => match program.functions[*id].kind {
-                FunctionKind::Lambda => "the lambda".to_string(),
+                FunctionKind::Lambda => match program.files[site.span.file].language {
+                    Language::Cpp => "the lambda".to_string(),
+                    Language::Rust => "the closure".to_string(),
+                },
                 _ => format!("`{}`", program.functions[*id].qualname),
             },
         };
@@ -376,6 +411,7 @@ pub fn trace_to(program: &Program, reach: &Reach, node: Node, offset: u32) -> Ve
         });
     }
     context_steps(
+        program,
         &program.functions[node.function],
         node.state,
         offset,
@@ -386,7 +422,13 @@ pub fn trace_to(program: &Program, reach: &Reach, node: Node, offset: u32) -> Ve
 
 /// Steps for what is in effect at `offset`: the switch that changed the GIL state there, and the
 /// lock regions around it.
-fn context_steps(f: &Function, entry: GilState, offset: u32, steps: &mut Vec<Step>) {
+fn context_steps(
+    program: &Program,
+    f: &Function,
+    entry: GilState,
+    offset: u32,
+    steps: &mut Vec<Step>,
+) {
     let switch = f
         .gil_switches
         .iter()
@@ -408,7 +450,12 @@ fn context_steps(f: &Function, entry: GilState, offset: u32, steps: &mut Vec<Ste
     for region in f.locks_at(offset) {
         let note = match region.kind {
             LockKind::Once => format!(
-                "inside `std::call_once`, holding once flag `{}`",
+                "inside `{}`, holding once flag `{}`",
+                &program.files[region.span.file].text[region.span.range()],
+                region.lock
+            ),
+            LockKind::Lazy => format!(
+                "the first use of `{}` runs its initialiser, holding its lock",
                 region.lock
             ),
             LockKind::StaticInit => {

@@ -4,6 +4,8 @@
 //! it and what is a once/lock primitive all come from these files, so a user can describe their own
 //! wrappers without recompiling.
 
+mod rust;
+
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
@@ -22,7 +24,14 @@ const BUILTIN: &[(&str, &str)] = &[
         "rules/nanobind.toml",
         include_str!("../rules/nanobind.toml"),
     ),
+    ("rules/pyo3.toml", include_str!("../rules/pyo3.toml")),
 ];
+
+/// Just enough of a file to know which schema the rest follows.
+#[derive(Deserialize)]
+struct FileHeader {
+    framework: FrameworkSection,
+}
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -44,11 +53,11 @@ struct KnowledgeFile {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct FrameworkSection {
-    name: String,
-    language: String,
+pub(crate) struct FrameworkSection {
+    pub(crate) name: String,
+    pub(crate) language: String,
     #[serde(default)]
-    namespaces: Vec<String>,
+    pub(crate) namespaces: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -214,6 +223,8 @@ pub struct Knowledge {
     pub condvar_notify_methods: HashSet<String>,
     pub prepass_blank: HashSet<String>,
     pub prepass_rewrite: BTreeMap<String, String>,
+    /// What the Rust front-end reads (`language = "rust"` files).
+    pub rust: crate::knowledge::rust::RustKnowledge,
     /// Framework namespaces (`py`, `pybind11`), for messages and type matching.
     pub namespaces: Vec<String>,
 }
@@ -238,14 +249,22 @@ impl Knowledge {
     }
 
     fn add_text(&mut self, name: &str, text: &str) -> Result<()> {
-        let file: KnowledgeFile = toml::from_str(text)
-            .map_err(|e| anyhow::anyhow!("{name}: {}", e.to_string().trim()))?;
-        anyhow::ensure!(
-            file.framework.language == "cpp",
-            "{name}: framework `{}` has unknown language `{}`",
-            file.framework.name,
-            file.framework.language
-        );
+        let error = |e: toml::de::Error| anyhow::anyhow!("{name}: {}", e.to_string().trim());
+        let header: FileHeader = toml::from_str(text).map_err(error)?;
+        match header.framework.language.as_str() {
+            "cpp" => self.add_cpp(toml::from_str(text).map_err(error)?),
+            "rust" => {
+                self.rust.add(toml::from_str(text).map_err(error)?);
+                Ok(())
+            }
+            other => anyhow::bail!(
+                "{name}: framework `{}` has unknown language `{other}` (expected `cpp` or `rust`)",
+                header.framework.name
+            ),
+        }
+    }
+
+    fn add_cpp(&mut self, file: KnowledgeFile) -> Result<()> {
         let ns = &file.framework.namespaces;
         let gil = &file.gil;
         self.release_guards.extend(&gil.release_guards, ns);

@@ -70,14 +70,15 @@ fn model_file(
     knowledge: &Knowledge,
 ) -> Result<FileModel, String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        frontend::extract(language, text, knowledge)
+        frontend::extract(language, path, text, knowledge)
     }))
     .map_err(|_| {
         format!(
             "{}: internal error while analysing this file, skipped",
             path.display()
         )
-    })
+    })?
+    .map_err(|reason| format!("{}: {reason}", path.display()))
 }
 
 /// Reads every file in parallel, learns the project's own GIL wrappers from all of them, then
@@ -103,10 +104,10 @@ pub fn analyse_files(files: &[(PathBuf, Language)], knowledge: &Knowledge) -> An
         .collect();
     let mut program = Program::default();
     let mut errors = Vec::new();
-    for (((path, _), text), model) in files.iter().zip(texts).zip(models) {
+    for (((path, language), text), model) in files.iter().zip(texts).zip(models) {
         match (text, model) {
             (Ok(text), Ok(model)) => {
-                program.add_file(SourceFile::new(display_path(path), text), model)
+                program.add_file(SourceFile::new(display_path(path), *language, text), model)
             }
             (_, Err(error)) => errors.push(error),
             (Err(_), Ok(_)) => unreachable!("a file that could not be read is not modelled"),

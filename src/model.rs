@@ -9,6 +9,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::frontend::Language;
+
 pub type FileId = usize;
 
 /// Index of a function in the merged [`Program`]; inside a [`FileModel`] it is file-local.
@@ -134,6 +136,9 @@ pub enum LockKind {
     Thread,
     /// A condition variable waited on: the notifying code "holds" it until it notifies.
     Condvar,
+    /// A lazily initialised static (`Lazy`, `LazyLock`, `lazy_static!`): its first use runs the
+    /// initialiser holding the static's lock, and other uses wait for it.
+    Lazy,
 }
 
 impl LockKind {
@@ -184,16 +189,18 @@ pub struct FileModel {
 pub struct SourceFile {
     /// As shown to the user: relative to the current directory when possible.
     pub path: PathBuf,
+    pub language: Language,
     pub text: String,
     /// Byte offset of each line start.
     line_starts: Vec<usize>,
 }
 
 impl SourceFile {
-    pub fn new(path: PathBuf, text: String) -> Self {
+    pub fn new(path: PathBuf, language: Language, text: String) -> Self {
         let line_starts = codespan_reporting::files::line_starts(&text).collect();
         SourceFile {
             path,
+            language,
             text,
             line_starts,
         }

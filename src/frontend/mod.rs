@@ -1,6 +1,7 @@
 //! Front-ends: one per language, each turning a file's text into a [`FileModel`].
 
 pub mod cpp;
+pub mod rust;
 
 use std::path::Path;
 
@@ -10,6 +11,7 @@ use crate::model::FileModel;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Language {
     Cpp,
+    Rust,
 }
 
 /// C, C++ and CUDA sources and headers.
@@ -20,14 +22,24 @@ const CPP_EXTENSIONS: &[&str] = &[
 impl Language {
     pub fn of(path: &Path) -> Option<Self> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        if ext == "rs" {
+            return Some(Language::Rust);
+        }
         CPP_EXTENSIONS
             .contains(&ext.as_str())
             .then_some(Language::Cpp)
     }
 }
 
-pub fn extract(language: Language, text: &str, knowledge: &Knowledge) -> FileModel {
+/// The file's model, or a one-line reason it has none.
+pub fn extract(
+    language: Language,
+    path: &Path,
+    text: &str,
+    knowledge: &Knowledge,
+) -> Result<FileModel, String> {
     match language {
-        Language::Cpp => cpp::extract(text, knowledge),
+        Language::Cpp => Ok(cpp::extract(text, knowledge)),
+        Language::Rust => rust::extract(path, text, knowledge),
     }
 }

@@ -73,50 +73,71 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
         };
         for wait in facts.witnesses(Edge::Wait(id)) {
             let lock_name = lock.describe();
+            let work = lock.kind.is_work();
+            let (message, runner, deadlock) = if work {
+                (
+                    match lock.kind {
+                        LockKind::Condvar => format!(
+                            "waiting on {lock_name} while holding the GIL deadlocks: the notifying thread needs the GIL first"
+                        ),
+                        _ => format!(
+                            "waiting for {lock_name} while holding the GIL deadlocks: that work needs the GIL to finish"
+                        ),
+                    },
+                    format!("runs as {lock_name} and needs the GIL"),
+                    format!(
+                        "deadlock: thread B holds the GIL and waits for thread A, which waits for the GIL"
+                    ),
+                )
+            } else {
+                (
+                    format!(
+                        "{lock_name} is waited for while holding the GIL, and Python code runs while it is held"
+                    ),
+                    format!(
+                        "holds {lock_name} and runs Python code, which can drop the GIL and must take it back"
+                    ),
+                    format!(
+                        "deadlock: when thread A's Python code drops the GIL, thread B takes it and waits for \
+                         {lock_name}; thread A, owning {lock_name}, then waits for the GIL forever"
+                    ),
+                )
+            };
+            let mut notes = vec![deadlock];
+            if !work {
+                notes.push(
+                    "taking the GIL before waiting is not enough: Python code can release and re-take \
+                     it (eval-loop switches, `time.sleep`, I/O, import locks)"
+                        .to_string(),
+                );
+            }
+            notes.push(format!(
+                "bindings that wait holding the GIL: {}",
+                binding_list(program, &wait.bindings)
+            ));
             findings.push(Finding {
                 rule: GIL_HELD_BLOCKING.id,
                 severity: GIL_HELD_BLOCKING.default_severity,
-                message: match lock.kind {
-                    LockKind::Thread => format!(
-                        "{lock_name} is waited for while holding the GIL, and it needs the GIL to finish"
-                    ),
-                    LockKind::Condvar => format!(
-                        "{lock_name} is waited on while holding the GIL, and the notifying thread needs the GIL first"
-                    ),
-                    _ => format!(
-                        "{lock_name} is waited for while holding the GIL, and Python code runs while it is held"
-                    ),
-                },
+                message,
                 primary: wait.at,
                 primary_label: format!("{} while holding the GIL", wait.what),
                 function: program.functions[wait.function].qualname.clone(),
                 flows: vec![
-                    flow_ending_at(
-                        program,
-                        runs,
-                        format!("holds {lock_name} and runs Python code, which can drop the GIL and must take it back"),
-                        format!("{}: can drop the GIL and must take it back", runs.what),
-                    ),
+                    flow_ending_at(program, runs, runner, format!("{}: needs the GIL", runs.what)),
                     Flow {
                         title: format!("holds the GIL, then waits for {lock_name}"),
                         steps: wait.trace.clone(),
                     },
                 ],
-                notes: vec![
-                    format!(
-                        "deadlock: when thread A's Python code drops the GIL, thread B takes it and waits for \
-                         {lock_name}; thread A, owning {lock_name}, then waits for the GIL forever"
-                    ),
-                    "taking the GIL before waiting is not enough: Python code can release and re-take \
-                     it (eval-loop switches, `time.sleep`, I/O, import locks)"
-                        .to_string(),
-                    format!("bindings that wait holding the GIL: {}", binding_list(program, &wait.bindings)),
-                ],
-                help: Some(
+                notes,
+                help: Some(super::by_language(
+                    program,
+                    wait.at,
                     "release the GIL while waiting: use `py::gil_safe_call_once_and_store`, or \
-                     `py::gil_scoped_release` before the wait and `py::gil_scoped_acquire` inside the initialiser"
-                        .to_string(),
-                ),
+                     `py::gil_scoped_release` before the wait and `py::gil_scoped_acquire` inside the initialiser",
+                    "detach while waiting: use `PyOnceLock` (the GIL is its only lock), \
+                     `OnceLockExt::get_or_init_py_attached` or `MutexExt::lock_py_attached`, or wait inside `py.detach(|| ...)`",
+                )),
             });
         }
     }

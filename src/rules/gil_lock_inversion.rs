@@ -95,11 +95,14 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
                     format!("thread A's bindings: {}", binding_list(program, &acquire.bindings)),
                     format!("thread B's bindings: {}", binding_list(program, &wait.bindings)),
                 ],
-                help: Some(
+                help: Some(super::by_language(
+                    program,
+                    acquire.at,
                     "do not wait for the lock while holding the GIL: use `py::gil_safe_call_once_and_store`, \
-                     or release the GIL (`py::gil_scoped_release`) before waiting and take it inside"
-                        .to_string(),
-                ),
+                     or release the GIL (`py::gil_scoped_release`) before waiting and take it inside",
+                    "do not wait for the lock attached: use `PyOnceLock` (the GIL is its only lock), \
+                     `OnceLockExt::get_or_init_py_attached` or `MutexExt::lock_py_attached`, or take the lock inside the `detach` closure",
+                )),
             });
         }
     }

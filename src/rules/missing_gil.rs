@@ -150,12 +150,14 @@ fn finding(program: &Program, span: Span, function: usize, what: &str, hit: Hit)
             steps: hit.trace,
         }],
         notes,
-        help: Some(
+        help: Some(super::by_language(
+            program,
+            span,
             "hold the GIL here with `py::gil_scoped_acquire`, or move the Python work out of the \
              released region; inside a once or static initialiser use \
-             `py::gil_safe_call_once_and_store` (see `gil-lint --explain gil-held-blocking`)"
-                .to_string(),
-        ),
+             `py::gil_safe_call_once_and_store` (see `gil-lint --explain gil-held-blocking`)",
+            "attach first (`Python::attach`), or move the C-API call out of the `detach` closure",
+        )),
     }
 }
 

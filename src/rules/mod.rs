@@ -113,3 +113,11 @@ fn binding_list(program: &Program, bindings: &BTreeSet<usize>) -> String {
     }
     list
 }
+
+/// The text for the language of the file `at` is in.
+fn by_language(program: &Program, at: crate::model::Span, cpp: &str, rust: &str) -> String {
+    match program.files[at.file].language {
+        crate::frontend::Language::Cpp => cpp.to_string(),
+        crate::frontend::Language::Rust => rust.to_string(),
+    }
+}

@@ -1,0 +1,1162 @@
+//! The Rust front-end: PyO3 bindings read with syn, walked once to fill the language-neutral model.
+//!
+//! syn trees are not `Send` (their spans live in a thread-local source map), so each file is
+//! parsed and turned into plain data inside its worker thread.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use proc_macro2::Span as SynSpan;
+use syn::spanned::Spanned;
+use syn::visit::{self, Visit};
+use syn::{Expr, FnArg, ImplItem, Item, Pat, Type};
+
+use crate::knowledge::Knowledge;
+use crate::model::{
+    Binding, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState, GilSwitch,
+    LockKind, LockRegion, PyUse, Receiver, Span,
+};
+
+pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileModel, String> {
+    let file = syn::parse_file(text).map_err(|e| {
+        let at = e.span().start();
+        format!(
+            "does not parse as Rust (line {}, column {}): {e}",
+            at.line,
+            at.column + 1
+        )
+    })?;
+    let (krate, module) = module_path(path);
+    let mut walker = Walker {
+        k: knowledge,
+        krate,
+        model: FileModel::default(),
+        module,
+        self_type: None,
+        usings: Vec::new(),
+        statics: HashMap::new(),
+        field_types: HashMap::new(),
+        frames: Vec::new(),
+    };
+    walker.collect_declarations(&file.items);
+    walker.items(&file.items);
+    let model = walker.model;
+    // Spans are no longer needed: free this thread's source map for the next file.
+    proc_macro2::extra::invalidate_current_thread_spans();
+    Ok(model)
+}
+
+/// The crate (the directory holding `src/`, `-` read as `_`) and the module path of a file:
+/// `polars-python/src/series/mod.rs` -> (`polars_python`, [`polars_python`, `series`]).
+fn module_path(path: &Path) -> (String, Vec<String>) {
+    let parts: Vec<String> = path
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().to_string())
+        .collect();
+    let src = parts.iter().rposition(|p| p == "src");
+    let krate = src
+        .and_then(|i| i.checked_sub(1))
+        .map_or("crate".to_string(), |i| parts[i].replace('-', "_"));
+    let mut module = vec![krate.clone()];
+    let rest = src.map_or(&parts[parts.len().saturating_sub(1)..], |i| &parts[i + 1..]);
+    for (i, part) in rest.iter().enumerate() {
+        let last = i + 1 == rest.len();
+        let stem = if last {
+            part.trim_end_matches(".rs")
+        } else {
+            part.as_str()
+        };
+        if !(last && matches!(stem, "lib" | "main" | "mod")) {
+            module.push(stem.to_string());
+        }
+    }
+    (krate, module)
+}
+
+fn span_of(span: SynSpan) -> Span {
+    let range = span.byte_range();
+    Span {
+        file: 0,
+        start: range.start as u32,
+        end: range.end as u32,
+    }
+}
+
+/// A path as written, without generic arguments: `Python::attach`, `std::thread::spawn`.
+fn path_string(path: &syn::Path) -> String {
+    path.segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect::<Vec<_>>()
+        .join("::")
+}
+
+/// The name a type is declared with, looking through references, smart pointers and cells:
+/// `&'static OnceLock<T>` -> `OnceLock`, `Arc<Mutex<T>>` -> `Mutex`.
+fn type_name(ty: &Type) -> Option<String> {
+    match ty {
+        Type::Reference(r) => type_name(&r.elem),
+        Type::Paren(p) => type_name(&p.elem),
+        Type::Path(p) => {
+            let last = p.path.segments.last()?;
+            let name = last.ident.to_string();
+            if matches!(name.as_str(), "Arc" | "Rc" | "Box" | "Pin")
+                && let syn::PathArguments::AngleBracketed(args) = &last.arguments
+                && let Some(syn::GenericArgument::Type(inner)) = args.args.first()
+            {
+                return type_name(inner);
+            }
+            Some(name)
+        }
+        _ => None,
+    }
+}
+
+/// `x`, `self.x`, `Self::X`, `crate::X`: the name a receiver is known by.
+fn receiver_name(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Path(p) => Some(path_string(&p.path)),
+        Expr::Field(f) => match &f.member {
+            syn::Member::Named(name) => Some(name.to_string()),
+            syn::Member::Unnamed(_) => None,
+        },
+        Expr::Reference(r) => receiver_name(&r.expr),
+        Expr::Paren(p) => receiver_name(&p.expr),
+        Expr::Unary(u) => receiver_name(&u.expr),
+        _ => None,
+    }
+}
+
+/// The method call a `let` initialiser ends in, looking through `.unwrap()`, `.expect(..)` and
+/// `?`: `m.lock().unwrap()` -> `m.lock()`.
+fn guard_call(expr: &Expr) -> Option<&syn::ExprMethodCall> {
+    match expr {
+        Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "unwrap" | "expect") => {
+            guard_call(&m.receiver)
+        }
+        Expr::Try(t) => guard_call(&t.expr),
+        Expr::MethodCall(m) => Some(m),
+        _ => None,
+    }
+}
+
+/// What a name in a function stands for.
+#[derive(Clone)]
+enum Local {
+    /// A closure bound with `let`.
+    Closure(FnId),
+    /// The function's parameter number `.0` (not counting `self`).
+    Param(u32),
+    /// A guard returned by a lock call: index into the function's lock regions.
+    Guard(usize),
+    /// A thread handle from `std::thread::spawn`, with the thread's lock name.
+    Thread(String),
+}
+
+struct Frame {
+    id: FnId,
+    locals: HashMap<String, Local>,
+    /// Declared types of `let`s and parameters, by name.
+    types: HashMap<String, String>,
+    /// Ends of the enclosing blocks, innermost last.
+    block_ends: Vec<u32>,
+    /// End of the statement being walked: a temporary guard lives to it.
+    statement_end: u32,
+    /// While walking a `let` whose value is a lock call: the bound name.
+    binding_guard: Option<String>,
+    /// While walking a `let` whose value spawns a thread: the bound name.
+    binding_thread: Option<String>,
+    /// A statement using a parallel iterator: closures before this offset run on the pool,
+    /// holding this thread lock.
+    parallel: Option<(u32, String)>,
+    closures: usize,
+    body_start: u32,
+}
+
+/// What kind of static a name is: decides what using it means.
+#[derive(Clone)]
+enum Static {
+    /// `static X: Lazy<T> = Lazy::new(|| ...)` or `lazy_static!`: using it may wait for the
+    /// initialiser (a function of its own).
+    Lazy(FnId),
+    /// Any other static, by its declared type name (`OnceLock`, `Mutex`, `GILOnceCell`).
+    Typed(String),
+}
+
+struct Walker<'k> {
+    k: &'k Knowledge,
+    krate: String,
+    model: FileModel,
+    module: Vec<String>,
+    self_type: Option<String>,
+    usings: Vec<String>,
+    statics: HashMap<String, Static>,
+    field_types: HashMap<String, String>,
+    frames: Vec<Frame>,
+}
+
+impl Walker<'_> {
+    /// Statics and struct fields first: functions use them before or after their declaration.
+    fn collect_declarations(&mut self, items: &[Item]) {
+        for item in items {
+            match item {
+                Item::Static(s) => {
+                    if let Some(ty) = type_name(&s.ty) {
+                        self.statics.insert(s.ident.to_string(), Static::Typed(ty));
+                    }
+                }
+                Item::Struct(s) => {
+                    for field in &s.fields {
+                        if let (Some(name), Some(ty)) = (&field.ident, type_name(&field.ty)) {
+                            self.field_types.insert(name.to_string(), ty);
+                        }
+                    }
+                }
+                Item::Mod(m) => {
+                    if let Some((_, items)) = &m.content {
+                        self.collect_declarations(items);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn items(&mut self, items: &[Item]) {
+        for item in items {
+            self.item(item);
+        }
+    }
+
+    fn item(&mut self, item: &Item) {
+        match item {
+            Item::Fn(f) => {
+                let id = self.function(&f.sig, &f.block, FunctionKind::Free);
+                if self.has_attribute(&f.attrs, &self.k.rust.function_attributes) {
+                    let name = python_name(&f.attrs).unwrap_or_else(|| f.sig.ident.to_string());
+                    self.bind(name, f.sig.ident.span(), id);
+                }
+            }
+            Item::Impl(i) => {
+                let Some(ty) = type_name(&i.self_ty) else {
+                    return;
+                };
+                let binds = self.has_attribute(&i.attrs, &self.k.rust.impl_attributes);
+                let saved = self.self_type.replace(ty.clone());
+                for impl_item in &i.items {
+                    if let ImplItem::Fn(m) = impl_item {
+                        let id = self.function(&m.sig, &m.block, FunctionKind::Method);
+                        if binds {
+                            let name =
+                                python_name(&m.attrs).unwrap_or_else(|| m.sig.ident.to_string());
+                            self.bind(format!("{ty}.{name}"), m.sig.ident.span(), id);
+                        }
+                    }
+                }
+                self.self_type = saved;
+            }
+            Item::Trait(t) => {
+                let saved = self.self_type.replace(t.ident.to_string());
+                for trait_item in &t.items {
+                    if let syn::TraitItem::Fn(m) = trait_item
+                        && let Some(block) = &m.default
+                    {
+                        self.function(&m.sig, block, FunctionKind::Method);
+                    }
+                }
+                self.self_type = saved;
+            }
+            Item::Mod(m) => {
+                if let Some((_, items)) = &m.content {
+                    self.module.push(m.ident.to_string());
+                    if self.has_attribute(&m.attrs, &self.k.rust.function_attributes) {
+                        // `#[pymodule] mod m { #[pymodule_export] use ...; }`: nothing to run.
+                    }
+                    self.items(items);
+                    self.module.pop();
+                }
+            }
+            Item::Use(u) => self.use_tree(&u.tree, Vec::new()),
+            Item::Static(s) => self.lazy_static_item(&s.ident, &s.ty, &s.expr),
+            Item::Macro(m) => self.lazy_static_macro(m),
+            _ => {}
+        }
+    }
+
+    fn has_attribute(&self, attrs: &[syn::Attribute], names: &HashSet<String>) -> bool {
+        attrs.iter().any(|a| {
+            a.path()
+                .segments
+                .last()
+                .is_some_and(|s| names.contains(&s.ident.to_string()))
+        })
+    }
+
+    /// `use a::b::c;` makes `a::b` visible for `c`; `use a::b::*;` makes `a::b` visible.
+    fn use_tree(&mut self, tree: &syn::UseTree, mut prefix: Vec<String>) {
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                self.use_tree(&p.tree, prefix);
+            }
+            syn::UseTree::Name(_) | syn::UseTree::Rename(_) | syn::UseTree::Glob(_) => {
+                if !prefix.is_empty() {
+                    let joined = self.absolute(&prefix.join("::"));
+                    self.usings.push(joined);
+                }
+            }
+            syn::UseTree::Group(g) => {
+                for item in &g.items {
+                    self.use_tree(item, prefix.clone());
+                }
+            }
+        }
+    }
+
+    /// `crate::a::f`, `self::f`, `super::f`, `Self::f` made absolute from the current module.
+    fn absolute(&self, path: &str) -> String {
+        let mut segments: Vec<&str> = path.split("::").collect();
+        let mut base: Vec<String> = Vec::new();
+        match segments.first().copied() {
+            Some("crate") => {
+                base.push(self.krate.clone());
+                segments.remove(0);
+            }
+            Some("self") => {
+                base = self.module.clone();
+                segments.remove(0);
+            }
+            Some("super") => {
+                base = self.module.clone();
+                while segments.first() == Some(&"super") {
+                    base.pop();
+                    segments.remove(0);
+                }
+            }
+            Some("Self") => {
+                if let Some(ty) = &self.self_type {
+                    base = self.module.clone();
+                    base.push(ty.clone());
+                    segments.remove(0);
+                }
+            }
+            _ => return path.to_string(),
+        }
+        base.extend(segments.iter().map(|s| s.to_string()));
+        base.join("::")
+    }
+
+    fn scope(&self) -> Vec<String> {
+        let mut scope = self.module.clone();
+        scope.extend(self.self_type.clone());
+        scope
+    }
+
+    fn new_function(
+        &mut self,
+        name: String,
+        qualname: String,
+        kind: FunctionKind,
+        span: SynSpan,
+        arity: (u32, Option<u32>),
+    ) -> FnId {
+        self.model.functions.push(Function {
+            name,
+            qualname,
+            scope: self.scope(),
+            usings: self.usings.clone(),
+            kind,
+            arity,
+            span: span_of(span),
+            calls: Vec::new(),
+            py_uses: Vec::new(),
+            gil_switches: Vec::new(),
+            lock_regions: Vec::new(),
+        });
+        self.model.functions.len() - 1
+    }
+
+    fn function(&mut self, sig: &syn::Signature, block: &syn::Block, kind: FunctionKind) -> FnId {
+        let name = sig.ident.to_string();
+        let qualname = format!("{}::{name}", self.scope().join("::"));
+        let params: Vec<&syn::PatType> = sig
+            .inputs
+            .iter()
+            .filter_map(|a| match a {
+                FnArg::Typed(t) => Some(t),
+                FnArg::Receiver(_) => None,
+            })
+            .collect();
+        let arity = (params.len() as u32, Some(params.len() as u32));
+        let id = self.new_function(name, qualname, kind, sig.ident.span(), arity);
+        let mut frame = self.frame(id, block.span());
+        for (index, param) in params.iter().enumerate() {
+            if let Pat::Ident(ident) = &*param.pat {
+                let name = ident.ident.to_string();
+                frame
+                    .locals
+                    .insert(name.clone(), Local::Param(index as u32));
+                if let Some(ty) = type_name(&param.ty) {
+                    frame.types.insert(name, ty);
+                }
+            }
+        }
+        self.frames.push(frame);
+        self.visit_block(block);
+        self.frames.pop();
+        id
+    }
+
+    fn frame(&self, id: FnId, body: SynSpan) -> Frame {
+        let body = span_of(body);
+        Frame {
+            id,
+            locals: HashMap::new(),
+            types: HashMap::new(),
+            block_ends: vec![body.end],
+            statement_end: body.end,
+            binding_guard: None,
+            binding_thread: None,
+            parallel: None,
+            closures: 0,
+            body_start: body.start,
+        }
+    }
+
+    fn bind(&mut self, name: String, span: SynSpan, id: FnId) {
+        self.model.bindings.push(Binding {
+            name,
+            span: span_of(span),
+            scope: self.scope(),
+            usings: self.usings.clone(),
+            target: CallTarget::Direct(id),
+            entry: GilState::Held,
+            guard: None,
+        });
+    }
+
+    /// `static X: Lazy<T> = Lazy::new(|| init)`: the initialiser becomes a function that every
+    /// use of `X` may run, holding `X`'s lock.
+    fn lazy_static_item(&mut self, name: &syn::Ident, ty: &Type, expr: &Expr) {
+        let is_lazy = type_name(ty).is_some_and(|t| self.k.rust.lazy_types.contains(&t));
+        let Expr::Call(call) = expr else { return };
+        let Some(Expr::Closure(closure)) = call.args.first() else {
+            return;
+        };
+        if !is_lazy {
+            return;
+        }
+        let id = self.closure_function(
+            closure,
+            &format!("{}::{name}::{{init}}", self.module.join("::")),
+        );
+        self.statics.insert(name.to_string(), Static::Lazy(id));
+    }
+
+    /// `lazy_static! { static ref X: T = expr; ... }`.
+    fn lazy_static_macro(&mut self, m: &syn::ItemMacro) {
+        let Some(last) = m.mac.path.segments.last() else {
+            return;
+        };
+        if !self.k.rust.lazy_macros.contains(&last.ident.to_string()) {
+            return;
+        }
+        let Ok(entries) = m.mac.parse_body_with(parse_lazy_statics) else {
+            return;
+        };
+        for (name, expr) in entries {
+            let id = self.new_function(
+                "{init}".to_string(),
+                format!("{}::{name}::{{init}}", self.module.join("::")),
+                FunctionKind::Lambda,
+                name.span(),
+                (0, Some(0)),
+            );
+            let frame = self.frame(id, expr.span());
+            self.frames.push(frame);
+            self.visit_expr(&expr);
+            self.frames.pop();
+            self.statics.insert(name.to_string(), Static::Lazy(id));
+        }
+    }
+
+    /// A closure as a function of its own, walked now; the caller decides how it is run.
+    fn closure_function(&mut self, closure: &syn::ExprClosure, qualname: &str) -> FnId {
+        let params = closure.inputs.len() as u32;
+        let id = self.new_function(
+            "{closure}".to_string(),
+            qualname.to_string(),
+            FunctionKind::Lambda,
+            closure.inputs_begin.span,
+            (params, Some(params)),
+        );
+        let frame = self.frame(id, closure.body.span());
+        self.frames.push(frame);
+        self.visit_expr(&closure.body);
+        self.frames.pop();
+        id
+    }
+
+    fn current(&mut self) -> Option<&mut Function> {
+        let id = self.frames.last()?.id;
+        Some(&mut self.model.functions[id])
+    }
+
+    fn push_call(
+        &mut self,
+        span: SynSpan,
+        target: CallTarget,
+        args: u32,
+        passed_to: Option<(usize, u32)>,
+    ) {
+        let spawns = self.parallel_thread(span_of(span).start);
+        let site = CallSite {
+            span: span_of(span),
+            target,
+            args,
+            passed_to,
+            spawns,
+        };
+        if let Some(f) = self.current() {
+            f.calls.push(site);
+        }
+    }
+
+    /// Inside a statement that uses a parallel iterator, closures run on the pool.
+    fn parallel_thread(&self, at: u32) -> Option<String> {
+        let frame = self.frames.last()?;
+        frame
+            .parallel
+            .as_ref()
+            .filter(|(end, _)| at < *end)
+            .map(|(_, name)| name.clone())
+    }
+
+    fn push_use(&mut self, span: SynSpan, what: String, runs_code: bool) {
+        if let Some(f) = self.current() {
+            f.py_uses.push(PyUse {
+                span: span_of(span),
+                what,
+                runs_code,
+            });
+        }
+    }
+
+    fn push_switch(
+        &mut self,
+        span: SynSpan,
+        to: GilState,
+        scope: std::ops::Range<u32>,
+        what: String,
+    ) {
+        if let Some(f) = self.current() {
+            f.gil_switches.push(GilSwitch {
+                span: span_of(span),
+                to,
+                scope,
+                what,
+            });
+        }
+    }
+
+    fn push_region(&mut self, region: LockRegion) -> Option<usize> {
+        let f = self.current()?;
+        f.lock_regions.push(region);
+        Some(f.lock_regions.len() - 1)
+    }
+
+    fn block_end(&self) -> u32 {
+        self.frames
+            .last()
+            .and_then(|f| f.block_ends.last().copied())
+            .unwrap_or(u32::MAX)
+    }
+
+    fn qualified(&self, name: &str) -> String {
+        let owner = self.frames.last().map_or(String::new(), |f| {
+            self.model.functions[f.id].qualname.clone()
+        });
+        format!("{owner}::{name}")
+    }
+
+    /// The declared type of a receiver: a `let`, a parameter, a field, or a static.
+    fn type_of(&self, receiver: &Expr) -> Option<String> {
+        let name = receiver_name(receiver)?;
+        let frame = self.frames.last();
+        frame
+            .and_then(|f| f.types.get(&name).cloned())
+            .or_else(|| {
+                matches!(receiver, Expr::Field(_))
+                    .then(|| self.field_types.get(&name).cloned())
+                    .flatten()
+            })
+            .or_else(|| match self.statics.get(&name) {
+                Some(Static::Typed(ty)) => Some(ty.clone()),
+                _ => None,
+            })
+    }
+
+    /// Walks a closure that is an argument of the call just pushed (or of a construct that is not
+    /// a call), marking it as passed to that call when `passed_to` says so.
+    fn argument_closure(&mut self, closure: &syn::ExprClosure, passed_to: Option<(usize, u32)>) {
+        let number = self.frames.last_mut().map_or(0, |f| {
+            f.closures += 1;
+            f.closures
+        });
+        let owner = self.frames.last().map_or(self.module.join("::"), |f| {
+            self.model.functions[f.id].qualname.clone()
+        });
+        let id = self.closure_function(closure, &format!("{owner}::{{closure#{number}}}"));
+        self.push_call(
+            closure.inputs_begin.span,
+            CallTarget::Direct(id),
+            0,
+            passed_to,
+        );
+    }
+
+    fn visit_arguments<'e>(
+        &mut self,
+        args: impl Iterator<Item = &'e Expr>,
+        passed_to_call: Option<usize>,
+    ) {
+        for (index, arg) in args.enumerate() {
+            match arg {
+                Expr::Closure(c) => {
+                    self.argument_closure(c, passed_to_call.map(|call| (call, index as u32)))
+                }
+                _ => self.visit_expr(arg),
+            }
+        }
+    }
+
+    fn last_call_index(&mut self) -> Option<usize> {
+        self.current().map(|f| f.calls.len().saturating_sub(1))
+    }
+
+    /// `drop(guard)` ends the guard's lock region.
+    fn drop_guard(
+        &mut self,
+        args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
+        at: u32,
+    ) -> bool {
+        let Some(Expr::Path(p)) = args.first() else {
+            return false;
+        };
+        let name = path_string(&p.path);
+        let Some(Local::Guard(region)) = self
+            .frames
+            .last()
+            .and_then(|f| f.locals.get(&name).cloned())
+        else {
+            return false;
+        };
+        if let Some(f) = self.current() {
+            f.lock_regions[region].scope.end = at;
+        }
+        true
+    }
+
+    /// A method call that takes or waits for a lock; returns whether it was one.
+    fn lock_method(&mut self, call: &syn::ExprMethodCall) -> bool {
+        let method = call.method.to_string();
+        let rust = &self.k.rust;
+        let receiver = receiver_name(&call.receiver).unwrap_or_else(|| "_".to_string());
+        let receiver_type = self.type_of(&call.receiver);
+        let span = span_of(call.method.span());
+        let args_span = span_of(call.paren_token.span.join());
+        // `cell.get_or_init(|| ...)`: the closure runs holding the cell's lock. A GIL-only cell
+        // (`PyOnceLock`, `GILOnceCell`, which take `py` first) is not a second lock.
+        let gil_cell = receiver_type
+            .as_ref()
+            .map_or(call.args.len() == 2, |t| rust.gil_cells.contains(t));
+        if (rust.once_methods.contains(&method) && !gil_cell)
+            || rust.detached_once_methods.contains(&method)
+        {
+            let waits = !rust.detached_once_methods.contains(&method);
+            self.push_region(LockRegion {
+                span,
+                kind: LockKind::Once,
+                lock: self.lock_name(&receiver),
+                scope: args_span.start..args_span.end,
+                waits,
+            });
+            return false; // the arguments are walked by the caller
+        }
+        let is_mutex = rust.mutex_methods.contains(&method)
+            && (method == "lock"
+                || receiver_type
+                    .as_ref()
+                    .is_some_and(|t| rust.mutex_types.contains(t)));
+        if is_mutex || rust.detached_mutex_methods.contains(&method) {
+            let frame = self.frames.last();
+            let guard = frame.and_then(|f| f.binding_guard.clone());
+            let end = match guard {
+                Some(_) => self.block_end(),
+                None => frame.map_or(u32::MAX, |f| f.statement_end),
+            };
+            let region = self.push_region(LockRegion {
+                span,
+                kind: LockKind::Mutex,
+                lock: self.lock_name(&receiver),
+                scope: span.start..end,
+                waits: is_mutex,
+            });
+            if let (Some(name), Some(region), Some(frame)) = (guard, region, self.frames.last_mut())
+            {
+                frame.locals.insert(name, Local::Guard(region));
+                frame.binding_guard = None;
+            }
+            return false;
+        }
+        if receiver_type
+            .as_ref()
+            .is_some_and(|t| rust.condvar_types.contains(t))
+        {
+            let (scope, waits) = if rust.condvar_wait_methods.contains(&method) {
+                (span.start..span.start, true)
+            } else if rust.condvar_notify_methods.contains(&method) {
+                (
+                    self.frames.last().map_or(0, |f| f.body_start)..span.start,
+                    false,
+                )
+            } else {
+                return false;
+            };
+            self.push_region(LockRegion {
+                span,
+                kind: LockKind::Condvar,
+                lock: self.lock_name(&receiver),
+                scope,
+                waits,
+            });
+            return false;
+        }
+        if rust.join_methods.contains(&method)
+            && let Some(Local::Thread(thread)) = self
+                .frames
+                .last()
+                .and_then(|f| f.locals.get(&receiver).cloned())
+        {
+            self.push_region(LockRegion {
+                span,
+                kind: LockKind::Thread,
+                lock: thread,
+                scope: span.start..span.start,
+                waits: true,
+            });
+            return false;
+        }
+        false
+    }
+
+    /// Statics are shared by name across the module; locals are qualified by their function.
+    fn lock_name(&self, receiver: &str) -> String {
+        let local = self
+            .frames
+            .last()
+            .is_some_and(|f| f.types.contains_key(receiver) || f.locals.contains_key(receiver));
+        if local {
+            self.qualified(receiver)
+        } else {
+            receiver.to_string()
+        }
+    }
+
+    /// Starts threads for closures among `args`, waited for at `wait` (a scoped or parallel call).
+    fn scoped_threads<'e>(
+        &mut self,
+        wait: SynSpan,
+        label: &str,
+        args: impl Iterator<Item = &'e Expr>,
+    ) {
+        let at = span_of(wait);
+        let thread = self.qualified(&format!("{label}@{}", wait.start().line));
+        self.push_region(LockRegion {
+            span: at,
+            kind: LockKind::Thread,
+            lock: thread.clone(),
+            scope: at.start..at.start,
+            waits: true,
+        });
+        for arg in args {
+            match arg {
+                Expr::Closure(c) => {
+                    let saved = self
+                        .frames
+                        .last_mut()
+                        .and_then(|f| f.parallel.replace((u32::MAX, thread.clone())));
+                    self.argument_closure(c, None);
+                    if let Some(frame) = self.frames.last_mut() {
+                        frame.parallel = saved;
+                    }
+                }
+                _ => self.visit_expr(arg),
+            }
+        }
+    }
+}
+
+/// The entries of a `lazy_static!` body: `[pub] static ref NAME: Type = expr;`.
+fn parse_lazy_statics(input: syn::parse::ParseStream) -> syn::Result<Vec<(syn::Ident, Expr)>> {
+    let mut entries = Vec::new();
+    while !input.is_empty() {
+        let _attrs = input.call(syn::Attribute::parse_outer)?;
+        let _vis: syn::Visibility = input.parse()?;
+        input.parse::<syn::Token![static]>()?;
+        input.parse::<syn::Token![ref]>()?;
+        let name: syn::Ident = input.parse()?;
+        input.parse::<syn::Token![:]>()?;
+        let _ty: Type = input.parse()?;
+        input.parse::<syn::Token![=]>()?;
+        let expr: Expr = input.parse()?;
+        input.parse::<syn::Token![;]>()?;
+        entries.push((name, expr));
+    }
+    Ok(entries)
+}
+
+/// `#[pyo3(name = "x")]` or `#[pyfunction(name = "x")]`.
+fn python_name(attrs: &[syn::Attribute]) -> Option<String> {
+    let mut found = None;
+    for attr in attrs {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("name")
+                && let Ok(value) = meta.value()
+                && let Ok(lit) = value.parse::<syn::LitStr>()
+            {
+                found = Some(lit.value());
+            } else if meta.input.peek(syn::Token![=]) {
+                let _ = meta.value().and_then(|v| v.parse::<Expr>());
+            } else if meta.input.peek(syn::token::Paren) {
+                let _ = meta.parse_nested_meta(|_| Ok(()));
+            }
+            Ok(())
+        });
+    }
+    found
+}
+
+impl<'ast> Visit<'ast> for Walker<'_> {
+    fn visit_item(&mut self, item: &'ast Item) {
+        // Items nested in function bodies are functions of their own.
+        let frames = std::mem::take(&mut self.frames);
+        self.item(item);
+        self.frames = frames;
+    }
+
+    fn visit_block(&mut self, block: &'ast syn::Block) {
+        let end = span_of(block.brace_token.span.join()).end;
+        if let Some(f) = self.frames.last_mut() {
+            f.block_ends.push(end);
+        }
+        for stmt in &block.stmts {
+            let statement_end = span_of(stmt.span()).end;
+            let saved = self
+                .frames
+                .last_mut()
+                .map(|f| std::mem::replace(&mut f.statement_end, statement_end));
+            self.visit_stmt(stmt);
+            if let (Some(f), Some(saved)) = (self.frames.last_mut(), saved) {
+                f.statement_end = saved;
+                f.parallel = None;
+            }
+        }
+        if let Some(f) = self.frames.last_mut() {
+            f.block_ends.pop();
+        }
+    }
+
+    fn visit_local(&mut self, local: &'ast syn::Local) {
+        let name = match &local.pat {
+            Pat::Ident(i) => Some(i.ident.to_string()),
+            Pat::Type(t) => match &*t.pat {
+                Pat::Ident(i) => Some(i.ident.to_string()),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let (Pat::Type(t), Some(name)) = (&local.pat, &name)
+            && let Some(ty) = type_name(&t.ty)
+            && let Some(frame) = self.frames.last_mut()
+        {
+            frame.types.insert(name.clone(), ty);
+        }
+        let Some(init) = &local.init else { return };
+        match (&*init.expr, &name) {
+            (Expr::Closure(closure), Some(name)) => {
+                let qualname = self.qualified(name);
+                let id = self.closure_function(closure, &qualname);
+                if let Some(frame) = self.frames.last_mut() {
+                    frame.locals.insert(name.clone(), Local::Closure(id));
+                }
+            }
+            (expr, Some(name)) => {
+                if let Some(frame) = self.frames.last_mut() {
+                    if guard_call(expr).is_some() {
+                        frame.binding_guard = Some(name.clone());
+                    }
+                    frame.binding_thread = Some(name.clone());
+                }
+                self.visit_expr(expr);
+                if let Some(frame) = self.frames.last_mut() {
+                    frame.binding_guard = None;
+                    frame.binding_thread = None;
+                }
+            }
+            (expr, None) => self.visit_expr(expr),
+        }
+        if let Some((_, diverge)) = &init.diverge {
+            self.visit_expr(diverge);
+        }
+    }
+
+    fn visit_expr_closure(&mut self, closure: &'ast syn::ExprClosure) {
+        // A closure that is not an argument of a call we understand runs where it is written.
+        self.argument_closure(closure, None);
+    }
+
+    fn visit_expr_path(&mut self, path: &'ast syn::ExprPath) {
+        let name = path_string(&path.path);
+        // Using a lazy static may run its initialiser, holding its lock.
+        if let Some(Static::Lazy(init)) = self.statics.get(&name).cloned() {
+            let at = span_of(path.span());
+            self.push_region(LockRegion {
+                span: at,
+                kind: LockKind::Lazy,
+                lock: name,
+                scope: at.start..at.end,
+                waits: true,
+            });
+            self.push_call(path.span(), CallTarget::Direct(init), 0, None);
+        }
+    }
+
+    fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+        let Expr::Path(func) = &*call.func else {
+            visit::visit_expr_call(self, call);
+            return;
+        };
+        let written = path_string(&func.path);
+        let last = func
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        let rust = &self.k.rust;
+        let args_span = span_of(call.paren_token.span.join());
+        let shown = written.clone();
+        if last == "drop" && self.drop_guard(&call.args, span_of(call.span()).start) {
+            return;
+        }
+        if rust.release_closures.contains(&last) || rust.acquire_closures.contains(&last) {
+            let to = if rust.release_closures.contains(&last) {
+                GilState::Released
+            } else {
+                GilState::Held
+            };
+            self.push_switch(
+                func.span(),
+                to,
+                args_span.start..args_span.end,
+                format!("`{shown}`"),
+            );
+            self.gil_closure_arguments(call.args.iter());
+            return;
+        }
+        if rust.acquire_calls.contains(&last) {
+            let at = span_of(call.span()).start;
+            self.push_switch(
+                func.span(),
+                GilState::Held,
+                at..self.block_end(),
+                format!("`{shown}()`"),
+            );
+            return;
+        }
+        let segments: Vec<String> = func
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        if segments.iter().any(|s| rust.ffi_modules.contains(s)) && self.k.is_c_api_call(&last) {
+            let runs_code = self.k.c_api_runs_code(&last);
+            self.push_use(func.span(), format!("`{shown}` is called"), runs_code);
+            self.visit_arguments(call.args.iter(), None);
+            return;
+        }
+        if segments.len() >= 2
+            && rust.methods_running_code.contains(&last)
+            && segments[segments.len() - 2].starts_with(|c: char| c.is_ascii_uppercase())
+            && segments[segments.len() - 2].starts_with("Py")
+        {
+            self.push_use(func.span(), format!("`{shown}` is called"), true);
+            self.visit_arguments(call.args.iter(), None);
+            return;
+        }
+        if rust.spawn_calls.contains(&written)
+            || (segments.len() > 1
+                && rust
+                    .spawn_calls
+                    .contains(&segments[segments.len() - 2..].join("::")))
+        {
+            let thread = self
+                .frames
+                .last()
+                .and_then(|f| f.binding_thread.clone())
+                .map_or_else(
+                    || self.qualified(&format!("{written}@{}", func.span().start().line)),
+                    |name| self.qualified(&name),
+                );
+            if let Some(frame) = self.frames.last_mut()
+                && let Some(name) = frame.binding_thread.take()
+            {
+                frame.locals.insert(name, Local::Thread(thread.clone()));
+            }
+            for arg in &call.args {
+                match arg {
+                    Expr::Closure(c) => {
+                        let saved = self
+                            .frames
+                            .last_mut()
+                            .and_then(|f| f.parallel.replace((u32::MAX, thread.clone())));
+                        self.argument_closure(c, None);
+                        if let Some(frame) = self.frames.last_mut() {
+                            frame.parallel = saved;
+                        }
+                    }
+                    _ => self.visit_expr(arg),
+                }
+            }
+            return;
+        }
+        if rust.scoped_calls.contains(&written) {
+            self.scoped_threads(func.span(), &written, call.args.iter());
+            return;
+        }
+        // A local closure or a parameter called by name, or a call resolved by path.
+        let local = (segments.len() == 1)
+            .then(|| {
+                self.frames
+                    .last()
+                    .and_then(|f| f.locals.get(&written).cloned())
+            })
+            .flatten();
+        let target = match local {
+            Some(Local::Closure(id)) => CallTarget::Direct(id),
+            Some(Local::Param(index)) => CallTarget::Param(index),
+            _ => CallTarget::Named {
+                path: self.absolute(&written),
+                receiver: Receiver::None,
+            },
+        };
+        self.push_call(func.span(), target, call.args.len() as u32, None);
+        let index = self.last_call_index();
+        self.visit_arguments(call.args.iter(), index);
+    }
+
+    fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+        let method = call.method.to_string();
+        let rust = &self.k.rust;
+        if rust.parallel_methods.contains(&method) && self.parallel_thread(0).is_none() {
+            let at = span_of(call.method.span());
+            let thread = self.qualified(&format!("{method}@{}", call.method.span().start().line));
+            self.push_region(LockRegion {
+                span: at,
+                kind: LockKind::Thread,
+                lock: thread.clone(),
+                scope: at.start..at.start,
+                waits: true,
+            });
+            if let Some(frame) = self.frames.last_mut() {
+                frame.parallel = Some((frame.statement_end, thread));
+            }
+        }
+        self.visit_expr(&call.receiver);
+        let args_span = span_of(call.paren_token.span.join());
+        if rust.release_closures.contains(&method) || rust.acquire_closures.contains(&method) {
+            let to = if rust.release_closures.contains(&method) {
+                GilState::Released
+            } else {
+                GilState::Held
+            };
+            self.push_switch(
+                call.method.span(),
+                to,
+                args_span.start..args_span.end,
+                format!("`.{method}()`"),
+            );
+            self.gil_closure_arguments(call.args.iter());
+            return;
+        }
+        if rust.scoped_methods.contains(&method)
+            && call.args.iter().any(|a| matches!(a, Expr::Closure(_)))
+        {
+            self.scoped_threads(call.method.span(), &method, call.args.iter());
+            return;
+        }
+        if self.lock_method(call) {
+            return;
+        }
+        if rust.methods_running_code.contains(&method) {
+            self.push_use(call.method.span(), format!("`.{method}()` is called"), true);
+            self.visit_arguments(call.args.iter(), None);
+            return;
+        }
+        let receiver = match &*call.receiver {
+            Expr::Path(p) if p.path.is_ident("self") => Receiver::This,
+            other => self
+                .type_of(other)
+                .map_or(Receiver::Object, Receiver::Typed),
+        };
+        let target = CallTarget::Named {
+            path: method,
+            receiver,
+        };
+        self.push_call(call.method.span(), target, call.args.len() as u32, None);
+        let index = self.last_call_index();
+        self.visit_arguments(call.args.iter(), index);
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        // Expression macros (`vec![..]`, `format!(..)`, `assert!(..)`) whose arguments parse as
+        // expressions are walked; others are opaque.
+        if let Ok(args) = mac
+            .parse_body_with(syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated)
+        {
+            for arg in &args {
+                self.visit_expr(arg);
+            }
+        }
+    }
+}
+
+impl Walker<'_> {
+    /// The closure of `detach`/`attach` runs in place, in the switched state; a parameter
+    /// passed there (`fn enter_native(&self, f: F) { self.py.detach(f) }`) is run there too.
+    fn gil_closure_arguments<'e>(&mut self, args: impl Iterator<Item = &'e Expr>) {
+        for arg in args {
+            match arg {
+                Expr::Path(p) if p.path.segments.len() == 1 => {
+                    let name = path_string(&p.path);
+                    match self
+                        .frames
+                        .last()
+                        .and_then(|f| f.locals.get(&name).cloned())
+                    {
+                        Some(Local::Param(index)) => {
+                            self.push_call(p.span(), CallTarget::Param(index), 0, None)
+                        }
+                        Some(Local::Closure(id)) => {
+                            self.push_call(p.span(), CallTarget::Direct(id), 0, None)
+                        }
+                        _ => self.visit_expr(arg),
+                    }
+                }
+                _ => self.visit_expr(arg),
+            }
+        }
+    }
+}

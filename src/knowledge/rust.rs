@@ -1,0 +1,177 @@
+//! Knowledge for the Rust front-end (`language = "rust"` files such as `rules/pyo3.toml`).
+
+use std::collections::HashSet;
+
+use serde::Deserialize;
+
+use super::FrameworkSection;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RustFile {
+    #[allow(
+        dead_code,
+        reason = "read by the header pass; kept so the section is allowed"
+    )]
+    framework: FrameworkSection,
+    #[serde(default)]
+    gil: Gil,
+    #[serde(default)]
+    python_api: PythonApi,
+    #[serde(default)]
+    bindings: Bindings,
+    #[serde(default)]
+    locks: Locks,
+    #[serde(default)]
+    threads: Threads,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Gil {
+    #[serde(default)]
+    release_closures: Vec<String>,
+    #[serde(default)]
+    acquire_closures: Vec<String>,
+    #[serde(default)]
+    acquire_calls: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PythonApi {
+    #[serde(default)]
+    ffi_modules: Vec<String>,
+    #[serde(default)]
+    methods_running_code: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Bindings {
+    #[serde(default)]
+    function_attributes: Vec<String>,
+    #[serde(default)]
+    impl_attributes: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Locks {
+    #[serde(default)]
+    once_methods: Vec<String>,
+    #[serde(default)]
+    detached_once_methods: Vec<String>,
+    #[serde(default)]
+    gil_cells: Vec<String>,
+    #[serde(default)]
+    lazy_types: Vec<String>,
+    #[serde(default)]
+    lazy_macros: Vec<String>,
+    #[serde(default)]
+    mutex_methods: Vec<String>,
+    #[serde(default)]
+    mutex_types: Vec<String>,
+    #[serde(default)]
+    detached_mutex_methods: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Threads {
+    #[serde(default)]
+    spawn_calls: Vec<String>,
+    #[serde(default)]
+    join_methods: Vec<String>,
+    #[serde(default)]
+    scoped_calls: Vec<String>,
+    #[serde(default)]
+    scoped_methods: Vec<String>,
+    #[serde(default)]
+    parallel_methods: Vec<String>,
+    #[serde(default)]
+    condvar_types: Vec<String>,
+    #[serde(default)]
+    condvar_wait_methods: Vec<String>,
+    #[serde(default)]
+    condvar_notify_methods: Vec<String>,
+}
+
+/// Names are simple identifiers (`detach`) or paths as written (`thread::spawn`).
+#[derive(Clone, Debug, Default)]
+pub struct RustKnowledge {
+    pub release_closures: HashSet<String>,
+    pub acquire_closures: HashSet<String>,
+    pub acquire_calls: HashSet<String>,
+    pub ffi_modules: HashSet<String>,
+    pub methods_running_code: HashSet<String>,
+    pub function_attributes: HashSet<String>,
+    pub impl_attributes: HashSet<String>,
+    pub once_methods: HashSet<String>,
+    pub detached_once_methods: HashSet<String>,
+    pub gil_cells: HashSet<String>,
+    pub lazy_types: HashSet<String>,
+    pub lazy_macros: HashSet<String>,
+    pub mutex_methods: HashSet<String>,
+    pub mutex_types: HashSet<String>,
+    pub detached_mutex_methods: HashSet<String>,
+    pub spawn_calls: HashSet<String>,
+    pub join_methods: HashSet<String>,
+    pub scoped_calls: HashSet<String>,
+    pub scoped_methods: HashSet<String>,
+    pub parallel_methods: HashSet<String>,
+    pub condvar_types: HashSet<String>,
+    pub condvar_wait_methods: HashSet<String>,
+    pub condvar_notify_methods: HashSet<String>,
+}
+
+impl RustKnowledge {
+    pub(super) fn add(&mut self, file: RustFile) {
+        let pairs: [(&mut HashSet<String>, Vec<String>); 23] = [
+            (&mut self.release_closures, file.gil.release_closures),
+            (&mut self.acquire_closures, file.gil.acquire_closures),
+            (&mut self.acquire_calls, file.gil.acquire_calls),
+            (&mut self.ffi_modules, file.python_api.ffi_modules),
+            (
+                &mut self.methods_running_code,
+                file.python_api.methods_running_code,
+            ),
+            (
+                &mut self.function_attributes,
+                file.bindings.function_attributes,
+            ),
+            (&mut self.impl_attributes, file.bindings.impl_attributes),
+            (&mut self.once_methods, file.locks.once_methods),
+            (
+                &mut self.detached_once_methods,
+                file.locks.detached_once_methods,
+            ),
+            (&mut self.gil_cells, file.locks.gil_cells),
+            (&mut self.lazy_types, file.locks.lazy_types),
+            (&mut self.lazy_macros, file.locks.lazy_macros),
+            (&mut self.mutex_methods, file.locks.mutex_methods),
+            (&mut self.mutex_types, file.locks.mutex_types),
+            (
+                &mut self.detached_mutex_methods,
+                file.locks.detached_mutex_methods,
+            ),
+            (&mut self.spawn_calls, file.threads.spawn_calls),
+            (&mut self.join_methods, file.threads.join_methods),
+            (&mut self.scoped_calls, file.threads.scoped_calls),
+            (&mut self.scoped_methods, file.threads.scoped_methods),
+            (&mut self.parallel_methods, file.threads.parallel_methods),
+            (&mut self.condvar_types, file.threads.condvar_types),
+            (
+                &mut self.condvar_wait_methods,
+                file.threads.condvar_wait_methods,
+            ),
+            (
+                &mut self.condvar_notify_methods,
+                file.threads.condvar_notify_methods,
+            ),
+        ];
+        for (set, names) in pairs {
+            set.extend(names);
+        }
+    }
+}
