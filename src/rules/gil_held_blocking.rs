@@ -85,9 +85,8 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
                         ),
                     },
                     format!("runs as {lock_name} and needs the GIL"),
-                    format!(
-                        "deadlock: thread B holds the GIL and waits for thread A, which waits for the GIL"
-                    ),
+                    "deadlock: thread B holds the GIL and waits for thread A, which waits for the GIL"
+                        .to_string(),
                 )
             } else {
                 (
