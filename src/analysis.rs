@@ -83,6 +83,7 @@ impl Lock {
             LockKind::Once => format!("once flag `{}`", self.name),
             LockKind::StaticInit => format!("the initialisation guard of static `{}`", self.name),
             LockKind::Mutex => format!("mutex `{}`", self.name),
+            LockKind::SharedRead => format!("lock `{}` (read)", self.name),
             LockKind::Lazy => format!("lazy static `{}`", self.name),
             LockKind::Thread => {
                 // `ns::f::worker`, or `ns::f::par_iter@12` for threads started by a call.
@@ -144,6 +145,24 @@ impl Facts {
 
     pub fn held(&self, set: usize) -> &[LockId] {
         &self.held_sets[set]
+    }
+
+    /// The locks whose holders can block a wait for `lock`: itself, and for a reader-writer lock
+    /// its other mode where the modes conflict.
+    pub fn blockers(&self, lock: LockId) -> impl Iterator<Item = LockId> + '_ {
+        let waited = &self.locks[lock];
+        self.locks
+            .iter()
+            .enumerate()
+            .filter(move |(_, held)| held.name == waited.name && waited.kind.blocked_by(&held.kind))
+            .map(|(id, _)| id)
+    }
+
+    /// Waits, with the GIL held, that a holder of `held` can block.
+    pub fn waits_blocked_by(&self, held: LockId) -> impl Iterator<Item = &Witness> {
+        (0..self.locks.len())
+            .filter(move |&waited| self.blockers(waited).any(|h| h == held))
+            .flat_map(|waited| self.witnesses(Edge::Wait(waited)))
     }
 
     pub fn witnesses(&self, edge: Edge) -> impl Iterator<Item = &Witness> {
@@ -235,10 +254,17 @@ impl Builder<'_> {
                     None => (state, held),
                 };
                 for function in callees {
-                    let entered_from = self
-                        .graph
-                        .calls_parameters(function)
-                        .then_some((node.function, call));
+                    // A closure written in a function that calls its parameters sees the same
+                    // parameters: it inherits the call site that entered that function.
+                    let closure = matches!(site.target, CallTarget::Direct(_))
+                        && self.program.functions[function].kind == FunctionKind::Lambda;
+                    let entered_from = match (closure, node.entered_from) {
+                        (true, Some(from)) => Some(from),
+                        _ => self
+                            .graph
+                            .calls_parameters(function)
+                            .then_some((node.function, call)),
+                    };
                     let next = Node {
                         function,
                         state,
@@ -465,6 +491,7 @@ fn context_steps(
                 )
             }
             LockKind::Mutex => format!("holding mutex `{}`", region.lock),
+            LockKind::SharedRead => format!("holding lock `{}` for reading", region.lock),
             LockKind::Thread => format!("runs as thread `{}`", region.lock),
             LockKind::Condvar => {
                 format!("has not yet notified condition variable `{}`", region.lock)

@@ -10,6 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::frontend::Language;
 use crate::model::{CallTarget, FnId, FunctionKind, Program, Receiver};
 
 /// A method call whose receiver type is unknown goes to every method of that name, unless more
@@ -35,6 +36,11 @@ pub struct CallGraph {
 struct Scope<'a> {
     names: &'a [String],
     usings: &'a [String],
+    /// Whether a method call on a receiver of unknown type goes to every method of that name.
+    /// Not in Rust: there most such calls are on the standard library's and other crates' types
+    /// (`read`, `get`, `as_str`), and name matching invents paths through unrelated code; the
+    /// receivers that matter (`self`, declared parameters, fields, statics) have known types.
+    by_method_name: bool,
 }
 
 struct Index<'p> {
@@ -56,6 +62,7 @@ impl CallGraph {
                 let scope = Scope {
                     names: &f.scope,
                     usings: &f.usings,
+                    by_method_name: program.files[f.span.file].language == Language::Cpp,
                 };
                 f.calls
                     .iter()
@@ -72,6 +79,7 @@ impl CallGraph {
                     Scope {
                         names: &b.scope,
                         usings: &b.usings,
+                        by_method_name: true,
                     },
                     &b.target,
                 )
@@ -164,7 +172,11 @@ impl<'p> Index<'p> {
             CallTarget::Named {
                 path,
                 receiver: Receiver::Object,
-            } => self.untyped_methods(path),
+            } if caller.by_method_name => self.untyped_methods(path),
+            CallTarget::Named {
+                receiver: Receiver::Object,
+                ..
+            } => Vec::new(),
             CallTarget::Named {
                 path,
                 receiver: Receiver::Typed(ty),
@@ -313,7 +325,7 @@ fn route_passed_lambdas(
     HashSet<FnId>,
     HashMap<(FnId, usize, u32), Vec<FnId>>,
 ) {
-    let calls_param: HashSet<(FnId, u32)> = program
+    let mut calls_param: HashSet<(FnId, u32)> = program
         .functions
         .iter()
         .enumerate()
@@ -324,6 +336,37 @@ fn route_passed_lambdas(
             })
         })
         .collect();
+    // A closure that calls a parameter of the function it is written in (`self.detach(|| f())`)
+    // makes that function call it.
+    loop {
+        let inherited: Vec<(FnId, u32)> = program
+            .functions
+            .iter()
+            .enumerate()
+            .flat_map(|(id, f)| {
+                let calls_param = &calls_param;
+                f.calls.iter().filter_map(move |c| match c.target {
+                    CallTarget::Direct(lambda)
+                        if program.functions[lambda].kind == FunctionKind::Lambda =>
+                    {
+                        Some(
+                            calls_param
+                                .iter()
+                                .filter(move |(f, _)| *f == lambda)
+                                .map(move |(_, i)| (id, *i)),
+                        )
+                    }
+                    _ => None,
+                })
+            })
+            .flatten()
+            .filter(|entry| !calls_param.contains(entry))
+            .collect();
+        if inherited.is_empty() {
+            break;
+        }
+        calls_param.extend(inherited);
+    }
     let mut passed: HashMap<(FnId, usize, u32), Vec<FnId>> = HashMap::new();
     for (caller, f) in program.functions.iter().enumerate() {
         for (site, call) in f.calls.iter().enumerate() {

@@ -111,6 +111,10 @@ pub struct PyUse {
     /// Whether it can run arbitrary Python code, during which the interpreter may drop the GIL
     /// and must take it back.
     pub runs_code: bool,
+    /// Whether `missing-gil` must check it. PyO3's methods on Python objects need a `Python<'py>`
+    /// token or a `Bound<'py, T>`, so the compiler already proves them attached: only their
+    /// lock-order effect (`runs_code`) is ours to check.
+    pub needs_gil_check: bool,
 }
 
 /// From `scope.start` to `scope.end` the GIL is in state `to`, unless a later switch inside that
@@ -129,8 +133,12 @@ pub enum LockKind {
     Once,
     /// The hidden guard of a function-local `static`'s initialisation.
     StaticInit,
-    /// A mutex held through an RAII guard or `.lock()`.
+    /// A mutex held through an RAII guard or `.lock()`, or a reader-writer lock held for
+    /// writing.
     Mutex,
+    /// A reader-writer lock held for reading (`rw.read()`, `std::shared_lock`): it excludes
+    /// writers only.
+    SharedRead,
     /// A thread the code waits for (`join`, a future's `get`): the thread "holds" it while it
     /// runs.
     Thread,
@@ -142,6 +150,18 @@ pub enum LockKind {
 }
 
 impl LockKind {
+    /// Whether waiting for a lock of kind `self` can be blocked by a holder of kind `held` (of
+    /// the same lock): readers do not block readers.
+    pub fn blocked_by(&self, held: &LockKind) -> bool {
+        match (self, held) {
+            (LockKind::SharedRead, LockKind::SharedRead) => false,
+            (LockKind::Mutex | LockKind::SharedRead, LockKind::Mutex | LockKind::SharedRead) => {
+                true
+            }
+            (wait, held) => wait == held,
+        }
+    }
+
     /// Waiting for it means waiting for another thread's work, not for a lock.
     pub fn is_work(&self) -> bool {
         matches!(self, LockKind::Thread | LockKind::Condvar)

@@ -166,6 +166,8 @@ struct Frame {
     binding_guard: Option<String>,
     /// While walking a `let` whose value spawns a thread: the bound name.
     binding_thread: Option<String>,
+    /// Parameters whose type is callable (`F: FnOnce()`, `impl Fn()`, `&dyn Fn()`).
+    callable_params: HashSet<String>,
     /// A statement using a parallel iterator: closures before this offset run on the pool,
     /// holding this thread lock.
     parallel: Option<(u32, String)>,
@@ -241,6 +243,17 @@ impl Walker<'_> {
                 let Some(ty) = type_name(&i.self_ty) else {
                     return;
                 };
+                // Types with methods are classes for the call graph; a trait they implement is a
+                // base, so calls on the trait reach this implementation.
+                let bases = i
+                    .trait_
+                    .iter()
+                    .filter_map(|(path, _)| path.segments.last())
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                self.model
+                    .classes
+                    .push((format!("{}::{ty}", self.module.join("::")), bases));
                 let binds = self.has_attribute(&i.attrs, &self.k.rust.impl_attributes);
                 let saved = self.self_type.replace(ty.clone());
                 for impl_item in &i.items {
@@ -390,12 +403,16 @@ impl Walker<'_> {
         let arity = (params.len() as u32, Some(params.len() as u32));
         let id = self.new_function(name, qualname, kind, sig.ident.span(), arity);
         let mut frame = self.frame(id, block.span());
+        let callable = callable_type_parameters(sig);
         for (index, param) in params.iter().enumerate() {
             if let Pat::Ident(ident) = &*param.pat {
                 let name = ident.ident.to_string();
                 frame
                     .locals
                     .insert(name.clone(), Local::Param(index as u32));
+                if is_callable(&param.ty, &callable) {
+                    frame.callable_params.insert(name.clone());
+                }
                 if let Some(ty) = type_name(&param.ty) {
                     frame.types.insert(name, ty);
                 }
@@ -418,6 +435,7 @@ impl Walker<'_> {
             binding_guard: None,
             binding_thread: None,
             parallel: None,
+            callable_params: HashSet::new(),
             closures: 0,
             body_start: body.start,
         }
@@ -480,6 +498,15 @@ impl Walker<'_> {
         }
     }
 
+    /// A closure stored for later (`Arc::new(|x| ...)`): walked as a function of its own that
+    /// nothing here calls.
+    fn stored_closure(&mut self, closure: &syn::ExprClosure) {
+        let owner = self.frames.last().map_or(self.module.join("::"), |f| {
+            self.model.functions[f.id].qualname.clone()
+        });
+        self.closure_function(closure, &format!("{owner}::{{stored closure}}"));
+    }
+
     /// A closure as a function of its own, walked now; the caller decides how it is run.
     fn closure_function(&mut self, closure: &syn::ExprClosure, qualname: &str) -> FnId {
         let params = closure.inputs.len() as u32;
@@ -490,7 +517,13 @@ impl Walker<'_> {
             closure.inputs_begin.span,
             (params, Some(params)),
         );
-        let frame = self.frame(id, closure.body.span());
+        let mut frame = self.frame(id, closure.body.span());
+        // A closure sees the names of the function it is written in.
+        if let Some(parent) = self.frames.last() {
+            frame.locals = parent.locals.clone();
+            frame.types = parent.types.clone();
+            frame.callable_params = parent.callable_params.clone();
+        }
         self.frames.push(frame);
         self.visit_expr(&closure.body);
         self.frames.pop();
@@ -532,12 +565,13 @@ impl Walker<'_> {
             .map(|(_, name)| name.clone())
     }
 
-    fn push_use(&mut self, span: SynSpan, what: String, runs_code: bool) {
+    fn push_use(&mut self, span: SynSpan, what: String, runs_code: bool, needs_gil_check: bool) {
         if let Some(f) = self.current() {
             f.py_uses.push(PyUse {
                 span: span_of(span),
                 what,
                 runs_code,
+                needs_gil_check,
             });
         }
     }
@@ -625,8 +659,31 @@ impl Walker<'_> {
                 Expr::Closure(c) => {
                     self.argument_closure(c, passed_to_call.map(|call| (call, index as u32)))
                 }
-                _ => self.visit_expr(arg),
+                _ => {
+                    self.passed_callable_parameter(arg);
+                    self.visit_expr(arg);
+                }
             }
+        }
+    }
+
+    /// A callable parameter handed on (`catch_unwind(AssertUnwindSafe(f))`) is assumed to be
+    /// called there.
+    fn passed_callable_parameter(&mut self, arg: &Expr) {
+        let inner = match arg {
+            Expr::Call(call) if call.args.len() == 1 => &call.args[0],
+            other => other,
+        };
+        let Expr::Path(p) = inner else { return };
+        let name = path_string(&p.path);
+        let Some(frame) = self.frames.last() else {
+            return;
+        };
+        if let (true, Some(Local::Param(index))) = (
+            frame.callable_params.contains(&name),
+            frame.locals.get(&name).cloned(),
+        ) {
+            self.push_call(p.span(), CallTarget::Param(index), 0, None);
         }
     }
 
@@ -695,9 +752,14 @@ impl Walker<'_> {
                 Some(_) => self.block_end(),
                 None => frame.map_or(u32::MAX, |f| f.statement_end),
             };
+            let kind = if method.starts_with("read") {
+                LockKind::SharedRead
+            } else {
+                LockKind::Mutex
+            };
             let region = self.push_region(LockRegion {
                 span,
-                kind: LockKind::Mutex,
+                kind,
                 lock: self.lock_name(&receiver),
                 scope: span.start..end,
                 waits: is_mutex,
@@ -794,6 +856,48 @@ impl Walker<'_> {
                 _ => self.visit_expr(arg),
             }
         }
+    }
+}
+
+/// Generic parameters bounded by `Fn`, `FnMut` or `FnOnce`, in the generics or the where clause.
+fn callable_type_parameters(sig: &syn::Signature) -> HashSet<String> {
+    let mut names: HashSet<String> = sig
+        .generics
+        .type_params()
+        .filter(|p| has_fn_bound(&p.bounds))
+        .map(|p| p.ident.to_string())
+        .collect();
+    if let Some(clause) = &sig.generics.where_clause {
+        for predicate in &clause.predicates {
+            if let syn::WherePredicate::Type(t) = predicate
+                && has_fn_bound(&t.bounds)
+                && let Some(name) = type_name(&t.bounded_ty)
+            {
+                names.insert(name);
+            }
+        }
+    }
+    names
+}
+
+fn has_fn_bound(bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>) -> bool {
+    bounds.iter().any(|b| match b {
+        syn::TypeParamBound::Trait(t) => t
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| matches!(s.ident.to_string().as_str(), "Fn" | "FnMut" | "FnOnce")),
+        _ => false,
+    })
+}
+
+/// `F` with `F: FnOnce()`, `impl Fn()`, `&dyn FnMut()`.
+fn is_callable(ty: &Type, callable: &HashSet<String>) -> bool {
+    match ty {
+        Type::Reference(r) => is_callable(&r.elem, callable),
+        Type::ImplTrait(t) => has_fn_bound(&t.bounds),
+        Type::TraitObject(t) => has_fn_bound(&t.bounds),
+        other => type_name(other).is_some_and(|name| callable.contains(&name)),
     }
 }
 
@@ -911,6 +1015,40 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         }
     }
 
+    fn visit_expr_struct(&mut self, literal: &'ast syn::ExprStruct) {
+        // A closure in a struct literal is stored, not run.
+        for field in &literal.fields {
+            match &field.expr {
+                Expr::Closure(c) => self.stored_closure(c),
+                other => self.visit_expr(other),
+            }
+        }
+        if let Some(rest) = &literal.rest {
+            self.visit_expr(rest);
+        }
+    }
+
+    fn visit_expr_if(&mut self, expr: &'ast syn::ExprIf) {
+        // Temporaries of an `if let` scrutinee live through the then-block (Rust 2024 drops them
+        // before `else`); those of a plain condition die before the block.
+        let end = match &*expr.cond {
+            Expr::Let(_) => span_of(expr.then_branch.brace_token.span.join()).end,
+            cond => span_of(cond.span()).end,
+        };
+        let saved = self
+            .frames
+            .last_mut()
+            .map(|f| std::mem::replace(&mut f.statement_end, end));
+        self.visit_expr(&expr.cond);
+        if let (Some(f), Some(saved)) = (self.frames.last_mut(), saved) {
+            f.statement_end = saved;
+        }
+        self.visit_block(&expr.then_branch);
+        if let Some((_, otherwise)) = &expr.else_branch {
+            self.visit_expr(otherwise);
+        }
+    }
+
     fn visit_expr_closure(&mut self, closure: &'ast syn::ExprClosure) {
         // A closure that is not an argument of a call we understand runs where it is written.
         self.argument_closure(closure, None);
@@ -983,7 +1121,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             .collect();
         if segments.iter().any(|s| rust.ffi_modules.contains(s)) && self.k.is_c_api_call(&last) {
             let runs_code = self.k.c_api_runs_code(&last);
-            self.push_use(func.span(), format!("`{shown}` is called"), runs_code);
+            self.push_use(func.span(), format!("`{shown}` is called"), runs_code, true);
             self.visit_arguments(call.args.iter(), None);
             return;
         }
@@ -992,7 +1130,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             && segments[segments.len() - 2].starts_with(|c: char| c.is_ascii_uppercase())
             && segments[segments.len() - 2].starts_with("Py")
         {
-            self.push_use(func.span(), format!("`{shown}` is called"), true);
+            self.push_use(func.span(), format!("`{shown}` is called"), true, false);
             self.visit_arguments(call.args.iter(), None);
             return;
         }
@@ -1034,6 +1172,20 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         }
         if rust.scoped_calls.contains(&written) {
             self.scoped_threads(func.span(), &written, call.args.iter());
+            return;
+        }
+        // `Arc::new(|x| ...)`, `Box::new(...)`: a closure stored to be called later, by code we
+        // cannot follow; it does not run here.
+        if segments.len() >= 2
+            && last == "new"
+            && matches!(segments[segments.len() - 2].as_str(), "Box" | "Arc" | "Rc")
+        {
+            for arg in &call.args {
+                match arg {
+                    Expr::Closure(c) => self.stored_closure(c),
+                    _ => self.visit_expr(arg),
+                }
+            }
             return;
         }
         // A local closure or a parameter called by name, or a call resolved by path.
@@ -1100,8 +1252,17 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         if self.lock_method(call) {
             return;
         }
-        if rust.methods_running_code.contains(&method) {
-            self.push_use(call.method.span(), format!("`.{method}()` is called"), true);
+        // Item access with a literal key (`dict.set_item("max_length", n)`) hashes a `str` or an
+        // `int`: no Python code runs.
+        let literal_key =
+            method.ends_with("_item") && matches!(call.args.first(), Some(Expr::Lit(_)));
+        if rust.methods_running_code.contains(&method) && !literal_key {
+            self.push_use(
+                call.method.span(),
+                format!("`.{method}()` is called"),
+                true,
+                false,
+            );
             self.visit_arguments(call.args.iter(), None);
             return;
         }

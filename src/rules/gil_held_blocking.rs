@@ -64,11 +64,19 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
     for (id, lock) in facts.locks.iter().enumerate() {
         // Holding a lock while taking the GIL is `gil-lock-inversion`; a thread waited for that
         // takes the GIL is this rule's.
-        let acquires = facts.witnesses(Edge::Acquire(id)).next();
+        let holders: Vec<_> = facts.blockers(id).collect();
+        let acquires = holders
+            .iter()
+            .find_map(|&h| facts.witnesses(Edge::Acquire(h)).next());
         if acquires.is_some() && !lock.kind.is_work() {
             continue;
         }
-        let Some(runs) = acquires.or_else(|| facts.witnesses(Edge::RunsPython(id)).next()) else {
+        let runs = acquires.or_else(|| {
+            holders
+                .iter()
+                .find_map(|&h| facts.witnesses(Edge::RunsPython(h)).next())
+        });
+        let Some(runs) = runs else {
             continue;
         };
         for wait in facts.witnesses(Edge::Wait(id)) {

@@ -62,7 +62,7 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
         .enumerate()
         .filter(|(_, l)| !l.kind.is_work())
     {
-        let Some(wait) = facts.witnesses(Edge::Wait(id)).next() else {
+        let Some(wait) = facts.waits_blocked_by(id).next() else {
             continue;
         };
         for acquire in facts.witnesses(Edge::Acquire(id)) {

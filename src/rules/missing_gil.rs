@@ -75,7 +75,9 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
             let (function, state) = (node.function, node.state);
             let f = &program.functions[function];
             for (index, py_use) in f.py_uses.iter().enumerate() {
-                if f.gil_state_at(py_use.span.start, state) != GilState::Released {
+                if !py_use.needs_gil_check
+                    || f.gil_state_at(py_use.span.start, state) != GilState::Released
+                {
                     continue;
                 }
                 let key = (function, py_use.span, index);

@@ -463,6 +463,7 @@ impl<'a> Walker<'a> {
                             self.text(name)
                         ),
                         runs_code: false,
+                        needs_gil_check: true,
                     };
                     self.model.functions[id].py_uses.push(use_);
                 }
@@ -577,6 +578,7 @@ impl<'a> Walker<'a> {
             span: span(node),
             what,
             runs_code,
+            needs_gil_check: true,
         };
         if let Some(function) = self.function() {
             function.py_uses.push(use_);
@@ -1113,9 +1115,15 @@ impl<'a> Walker<'a> {
         let Some(mutex) = arguments.and_then(|a| a.named_child(0)) else {
             return;
         };
+        // `std::shared_lock` holds a `std::shared_mutex` for reading.
+        let shared = self.text(declaration).contains("shared_lock");
         let region = LockRegion {
             span: span(declaration),
-            kind: LockKind::Mutex,
+            kind: if shared {
+                LockKind::SharedRead
+            } else {
+                LockKind::Mutex
+            },
             waits: true,
             lock: self.path(mutex),
             scope: declaration.start_byte() as u32..self.block_end(),
@@ -1134,10 +1142,15 @@ impl<'a> Walker<'a> {
         let Some(function) = self.function() else {
             return;
         };
+        let kind = if method.ends_with("_shared") {
+            LockKind::SharedRead
+        } else {
+            LockKind::Mutex
+        };
         if locking {
             let region = LockRegion {
                 span: span(call),
-                kind: LockKind::Mutex,
+                kind,
                 waits: true,
                 lock,
                 scope: at..block_end,
@@ -1147,7 +1160,7 @@ impl<'a> Walker<'a> {
             .lock_regions
             .iter_mut()
             .rev()
-            .find(|r| r.kind == LockKind::Mutex && r.lock == lock && r.scope.contains(&at))
+            .find(|r| r.kind == kind && r.lock == lock && r.scope.contains(&at))
         {
             open.scope.end = at;
         }
