@@ -1119,7 +1119,28 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             .iter()
             .map(|s| s.ident.to_string())
             .collect();
-        if segments.iter().any(|s| rust.ffi_modules.contains(s)) && self.k.is_c_api_call(&last) {
+        let through_ffi = segments.iter().any(|s| rust.ffi_modules.contains(s));
+        // `ffi::PyGILState_Ensure()` / `ffi::PyEval_SaveThread()`: the C API's own switches, to the
+        // end of the block (the knowledge of rules/cpython.toml).
+        if through_ffi
+            && (self.k.acquire_calls.contains(&last) || self.k.release_calls.contains(&last))
+        {
+            let to = if self.k.acquire_calls.contains(&last) {
+                GilState::Held
+            } else {
+                GilState::Released
+            };
+            let at = span_of(call.span()).start;
+            self.push_switch(
+                func.span(),
+                to,
+                at..self.block_end(),
+                format!("`{shown}()`"),
+            );
+            self.visit_arguments(call.args.iter(), None);
+            return;
+        }
+        if through_ffi && self.k.is_c_api_call(&last) {
             let runs_code = self.k.c_api_runs_code(&last);
             self.push_use(func.span(), format!("`{shown}` is called"), runs_code, true);
             self.visit_arguments(call.args.iter(), None);
