@@ -26,9 +26,11 @@ pub fn exclude_set(globs: &[String]) -> Result<GlobSet, String> {
 /// trailing components (`*.cu`, `third_party`, `build/**`).
 fn is_excluded(exclude: &GlobSet, root: &Path, path: &Path) -> bool {
     let relative = path.strip_prefix(root).unwrap_or(path);
-    if exclude.is_match(relative) || exclude.is_match(path) {
-        return true;
-    }
+    exclude.is_match(path) || matches(exclude, relative)
+}
+
+/// Whether a glob matches the relative path `relative` or one of its trailing parts.
+pub fn matches(exclude: &GlobSet, relative: &Path) -> bool {
     let components: Vec<_> = relative.components().collect();
     (0..components.len()).any(|i| exclude.is_match(components[i..].iter().collect::<PathBuf>()))
 }

@@ -4,7 +4,10 @@
 //! [`model`] -> [`callgraph`] -> [`analysis`] -> one file per rule in [`rules`] -> [`render`].
 
 pub mod analysis;
+pub mod baseline;
 pub mod callgraph;
+pub mod check;
+pub mod config;
 pub mod diagnostic;
 pub mod discover;
 pub mod frontend;
@@ -12,6 +15,7 @@ pub mod knowledge;
 pub mod model;
 pub mod render;
 pub mod rules;
+pub mod suppress;
 
 use std::path::{Path, PathBuf};
 
@@ -81,10 +85,40 @@ fn model_file(
     .map_err(|reason| format!("{}: {reason}", path.display()))
 }
 
+/// Every rule gil-lint reports: the analysis rules, then `unused-suppression`.
+pub fn all_rules() -> Vec<&'static rules::Rule> {
+    let mut all = rules::RULES.to_vec();
+    all.push(&suppress::UNUSED_SUPPRESSION);
+    all
+}
+
+/// A rule of [`all_rules`] by id.
+pub fn find_rule(id: &str) -> Option<&'static rules::Rule> {
+    all_rules().into_iter().find(|r| r.id == id)
+}
+
+/// What [`analyse_files_with`] reports as it goes, for a progress bar.
+#[derive(Clone, Copy, Debug)]
+pub enum Progress {
+    /// One more file has been modelled.
+    FileDone,
+    /// Every file is modelled; the call graph and the rules run now.
+    Linking,
+}
+
 /// Reads every file in parallel, learns the project's own GIL wrappers from all of them, then
 /// models each file in parallel and merges the models in path order, so the result does not depend
 /// on the number of threads.
 pub fn analyse_files(files: &[(PathBuf, Language)], knowledge: &Knowledge) -> Analysis {
+    analyse_files_with(files, knowledge, &|_| {})
+}
+
+/// [`analyse_files`], calling `progress` as files are done.
+pub fn analyse_files_with(
+    files: &[(PathBuf, Language)],
+    knowledge: &Knowledge,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Analysis {
     let texts: Vec<_> = files.par_iter().map(|(path, _)| read_text(path)).collect();
     let mut knowledge = knowledge.clone();
     let wrappers: Vec<_> = texts
@@ -97,11 +131,15 @@ pub fn analyse_files(files: &[(PathBuf, Language)], knowledge: &Knowledge) -> An
         .par_iter()
         .zip(&texts)
         .map(|((path, language), text)| {
-            text.as_ref()
+            let model = text
+                .as_ref()
                 .map_err(String::clone)
-                .and_then(|text| model_file(path, *language, text, &knowledge))
+                .and_then(|text| model_file(path, *language, text, &knowledge));
+            progress(Progress::FileDone);
+            model
         })
         .collect();
+    progress(Progress::Linking);
     let mut program = Program::default();
     let mut errors = Vec::new();
     for (((path, language), text), model) in files.iter().zip(texts).zip(models) {

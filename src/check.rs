@@ -1,0 +1,121 @@
+//! The `check` command after its options are read: configuration -> discover -> analyse ->
+//! rule selection and severities -> suppressions -> report scope -> baseline.
+
+use std::path::{Path, PathBuf};
+
+use crate::baseline::{self, Baseline};
+use crate::config::Config;
+use crate::diagnostic::Finding;
+use crate::knowledge::Knowledge;
+use crate::{Analysis, Progress, discover, suppress};
+
+pub struct Options<'a> {
+    /// What to analyse; with `project`, whose findings to report.
+    pub paths: Vec<PathBuf>,
+    /// Analyse this whole directory (the call graph needs every file), but report only the
+    /// findings whose location or path touches one of `paths` (the pre-commit hook's mode).
+    pub project: Option<PathBuf>,
+    /// The configuration with the command line's flags applied.
+    pub config: Config,
+    /// `--exclude` globs, matched relative to each walked path.
+    pub exclude: Vec<String>,
+    pub baseline: Option<Baseline>,
+    pub progress: &'a (dyn Fn(Progress) + Sync),
+    /// Called once the files are found, with their number.
+    pub discovered: &'a dyn Fn(usize),
+}
+
+pub struct Report {
+    /// The findings to report, in order.
+    pub analysis: Analysis,
+    /// Findings a suppression comment removed.
+    pub suppressed: usize,
+    /// What the baseline removed, when one was given.
+    pub baseline: Option<baseline::Applied>,
+}
+
+/// Runs a check; `Err` is a usage error (bad knowledge file or glob).
+pub fn run(options: Options) -> Result<Report, String> {
+    let config = &options.config;
+    let extra: Vec<&Path> = config.knowledge.iter().map(PathBuf::as_path).collect();
+    let knowledge = Knowledge::load(&extra).map_err(|e| format!("{e:#}"))?;
+    let exclude = discover::exclude_set(&options.exclude)?;
+    let excluder = config.excluder()?;
+    let roots = options
+        .project
+        .clone()
+        .map_or_else(|| options.paths.clone(), |p| vec![p]);
+    let mut found = discover::discover(&roots, &exclude);
+    found.files.retain(|(path, _)| !excluder.is_excluded(path));
+    (options.discovered)(found.files.len());
+    let mut analysis = crate::analyse_files_with(&found.files, &knowledge, options.progress);
+    let mut errors = found.errors;
+    errors.append(&mut analysis.errors);
+    analysis.errors = errors;
+
+    let program = &analysis.program;
+    let findings = &mut analysis.findings;
+    findings.retain(|f| config.enabled(f.rule));
+    for finding in findings.iter_mut() {
+        if let Some(&severity) = config.severity.get(finding.rule) {
+            finding.severity = severity;
+        }
+    }
+    let report_unused = config.warn_unused_suppressions.unwrap_or(false)
+        && !config.ignore.contains(suppress::UNUSED_SUPPRESSION.id);
+    let suppressions = suppress::apply(
+        program,
+        findings,
+        |id| crate::find_rule(id).is_some(),
+        |id| config.enabled(id),
+        report_unused,
+    );
+    let mut unused = suppressions.unused;
+    for finding in &mut unused {
+        if let Some(&severity) = config.severity.get(finding.rule) {
+            finding.severity = severity;
+        }
+    }
+    findings.append(&mut unused);
+    findings.sort_by_cached_key(|f| {
+        (
+            program.files[f.primary.file].path.clone(),
+            f.primary.start,
+            f.rule,
+        )
+    });
+    if options.project.is_some() {
+        let wanted: Vec<PathBuf> = options.paths.iter().map(|p| absolute(p)).collect();
+        let files: Vec<bool> = program
+            .files
+            .iter()
+            .map(|f| {
+                let path = absolute(&f.path);
+                wanted.iter().any(|w| path.starts_with(w))
+            })
+            .collect();
+        findings.retain(|f| touches(f, &files));
+    }
+    let baseline = options.baseline.map(|b| b.apply(program, findings));
+    Ok(Report {
+        analysis,
+        suppressed: suppressions.suppressed,
+        baseline,
+    })
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Whether the finding's location or a step of its path is in one of the files marked in `files`.
+fn touches(finding: &Finding, files: &[bool]) -> bool {
+    std::iter::once(finding.primary)
+        .chain(
+            finding
+                .flows
+                .iter()
+                .flat_map(|f| f.steps.iter().map(|s| s.span)),
+        )
+        .any(|span| files[span.file])
+}

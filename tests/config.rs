@@ -1,0 +1,119 @@
+//! Configuration and suppression fixtures: every folder of `tests/config-fixtures/` is a project
+//! with its own `gil-lint.toml` or `pyproject.toml`, checked as `gil-lint check FOLDER` would
+//! (configuration found from the folder, rules selected, suppressions applied). As in `fixtures/`,
+//! the expected findings are written beside the code as `//~ rule-id`, and the human rendering is
+//! snapshotted in `tests/snapshots/config-*.snap`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use gil_lint::check::{self, Options};
+use gil_lint::config::Config;
+
+type Expectation = BTreeSet<(String, usize, String)>;
+
+fn slash(path: &Path) -> String {
+    path.to_string_lossy().replace('\\', "/")
+}
+
+/// `(path, line, rule)` of each `//~ rule` written in the folder's analysed files.
+fn expected(program: &gil_lint::model::Program) -> Expectation {
+    let mut expected = BTreeSet::new();
+    for file in &program.files {
+        for (i, line) in file.text.lines().enumerate() {
+            let Some((_, written)) = line.split_once("//~") else {
+                continue;
+            };
+            for rule in written.split([',', ' ']).filter(|r| !r.is_empty()) {
+                assert!(gil_lint::find_rule(rule).is_some(), "unknown rule `{rule}`");
+                expected.insert((slash(&file.path), i + 1, rule.to_string()));
+            }
+        }
+    }
+    expected
+}
+
+fn run(dir: &Path) -> check::Report {
+    let rules: Vec<&str> = gil_lint::all_rules().iter().map(|r| r.id).collect();
+    let config = Config::discover(dir, &rules).unwrap();
+    check::run(Options {
+        paths: vec![dir.to_path_buf()],
+        project: None,
+        config,
+        exclude: Vec::new(),
+        baseline: None,
+        progress: &|_| {},
+        discovered: &|_| {},
+    })
+    .unwrap()
+}
+
+#[test]
+fn config_fixtures_report_exactly_their_annotations() {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir("tests/config-fixtures")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    let mut failures = Vec::new();
+    for dir in &dirs {
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        let report = run(dir);
+        let analysis = &report.analysis;
+        assert!(analysis.errors.is_empty(), "{name}: {:?}", analysis.errors);
+        let actual: Expectation = analysis
+            .findings
+            .iter()
+            .map(|f| {
+                let file = &analysis.program.files[f.primary.file];
+                let line = file.line_col(f.primary.start).0;
+                (slash(&file.path), line, f.rule.to_string())
+            })
+            .collect();
+        let expected = expected(&analysis.program);
+        let rendered = gil_lint::render::human::HumanRenderer::new(&analysis.program)
+            .render_plain(&analysis.findings);
+        insta::with_settings!({snapshot_path => "snapshots", prepend_module_to_snapshot => false}, {
+            insta::assert_snapshot!(format!("config-{name}"), rendered);
+        });
+        if actual != expected {
+            failures.push(format!(
+                "{name}: missing {:?}, unexpected {:?}",
+                expected.difference(&actual).collect::<Vec<_>>(),
+                actual.difference(&expected).collect::<Vec<_>>()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn excluded_files_are_not_analysed_and_suppressions_are_counted() {
+    let report = run(Path::new("tests/config-fixtures/pyproject"));
+    let paths: Vec<String> = report
+        .analysis
+        .program
+        .files
+        .iter()
+        .map(|f| slash(&f.path))
+        .collect();
+    assert_eq!(paths, ["tests/config-fixtures/pyproject/src/ops.cpp"]);
+    // 3 in ext.cpp (trailing, above, block comment) and 2 in legacy.cpp (file-level).
+    assert_eq!(
+        run(Path::new("tests/config-fixtures/suppressions")).suppressed,
+        5
+    );
+}
+
+#[test]
+fn severity_and_rule_selection_come_from_the_configuration() {
+    let report = run(Path::new("tests/config-fixtures/select_and_severity"));
+    let findings = &report.analysis.findings;
+    assert!(findings.iter().all(|f| f.rule == "missing-gil"));
+    assert!(
+        findings
+            .iter()
+            .all(|f| f.severity == gil_lint::diagnostic::Severity::Warning)
+    );
+}
