@@ -64,7 +64,8 @@ struct CheckArgs {
     /// Read no configuration file.
     #[arg(long)]
     isolated: bool,
-    /// Run only these rules (comma-separated); replaces the configuration's `select`.
+    /// Run only these rules (comma-separated); replaces the configuration's `select` and
+    /// `ignore`.
     #[arg(long, value_name = "RULES", value_delimiter = ',')]
     select: Option<Vec<String>>,
     /// Do not run these rules (comma-separated); added to the configuration's `ignore`.
@@ -158,6 +159,8 @@ fn settings(args: &CheckArgs) -> Result<Config, String> {
             .ok_or_else(|| format!("{}: no [tool.gil-lint] table", path.display()))?,
         (None, false) => Config::discover(start, &rule_ids())?,
     };
+    // `--select` decides alone which rules run (with `--ignore`): the configuration's `ignore`
+    // goes too.
     if let Some(select) = &args.select {
         config.select = Some(
             select
@@ -165,6 +168,7 @@ fn settings(args: &CheckArgs) -> Result<Config, String> {
                 .map(|r| known_rule(r))
                 .collect::<Result<_, _>>()?,
         );
+        config.ignore.clear();
     }
     for rule in &args.ignore {
         config.ignore.insert(known_rule(rule)?);
