@@ -1,5 +1,6 @@
 //! `docs/rules/<id>.md` is generated from each rule's doc comment (the same text as
-//! `gil-lint --explain`). This test fails when they drift; `GIL_LINT_BLESS=1 cargo test --test docs`
+//! `gil-lint --explain` and the SARIF rules' `help`). This test fails when they drift;
+//! `GIL_LINT_BLESS=1 cargo test --test docs`
 //! rewrites them.
 
 #[test]
@@ -38,4 +39,14 @@ fn every_rule_doc_has_the_required_sections() {
             );
         }
     }
+}
+
+#[test]
+fn github_actions_doc_shows_the_example_workflow() {
+    let doc = std::fs::read_to_string("docs/github-actions.md").unwrap();
+    let workflow = std::fs::read_to_string("docs/examples/github-workflow.yml").unwrap();
+    assert!(
+        doc.contains(&format!("```yaml\n{workflow}```")),
+        "docs/github-actions.md does not show docs/examples/github-workflow.yml as it is"
+    );
 }
