@@ -706,7 +706,11 @@ mod tests {
 
     #[test]
     fn columns_count_utf16_code_units() {
-        let file = SourceFile::new("a.cpp".into(), "// é𝄞\nx = f();\n".into());
+        let file = SourceFile::new(
+            "a.cpp".into(),
+            crate::frontend::Language::Cpp,
+            "// é𝄞\nx = f();\n".into(),
+        );
         let offset = "// é𝄞".len();
         // `/`, `/`, ` `, `é` (1 unit), `𝄞` (2 units): the end is column 7.
         assert_eq!(utf16_position(&file, offset), (1, 7));
