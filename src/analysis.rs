@@ -403,12 +403,7 @@ pub fn trace_to(program: &Program, reach: &Reach, node: Node, offset: u32) -> Ve
             .map_or(binding.span, |(span, _)| *span),
         function: binding.name.clone(),
         note: match &binding.guard {
-            Some((_, guard)) => {
-                format!(
-                    "`{}` is bound with `{guard}`: the GIL is released on entry",
-                    binding.name
-                )
-            }
+            Some((_, note)) => note.clone(),
             None => format!(
                 "`{}` is bound here and entered with the GIL held",
                 binding.name

@@ -353,6 +353,15 @@ impl Knowledge {
             .any(|p| name.starts_with(p.as_str()))
     }
 
+    /// Every spelling of a framework type: `object` -> `py::object`, `pybind11::object`, ...
+    pub fn python_types_spelled(&self, name: &str) -> Vec<String> {
+        self.namespaces
+            .iter()
+            .map(|ns| format!("{ns}::{name}"))
+            .filter(|spelled| self.python_types.contains(spelled))
+            .collect()
+    }
+
     /// Whether `name` is a framework namespace such as `py`.
     pub fn is_framework_namespace(&self, name: &str) -> bool {
         self.namespaces.iter().any(|n| n == name)

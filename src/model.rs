@@ -192,7 +192,8 @@ pub struct Binding {
     pub usings: Vec<String>,
     pub target: CallTarget,
     pub entry: GilState,
-    /// The argument that fixes the entry state (`py::call_guard<py::gil_scoped_release>()`).
+    /// What makes it enter with the GIL released (`py::call_guard<py::gil_scoped_release>()`),
+    /// and a sentence saying so.
     pub guard: Option<(Span, String)>,
 }
 

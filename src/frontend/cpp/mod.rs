@@ -112,6 +112,7 @@ pub fn extract(text: &str, knowledge: &Knowledge) -> FileModel {
         aliases: HashMap::new(),
         global_types: HashMap::new(),
         global_callables: Default::default(),
+        object_fields: HashMap::new(),
         frames: Vec::new(),
         depth: 0,
     };
@@ -155,6 +156,8 @@ struct Walker<'a> {
     aliases: HashMap<String, String>,
     /// Declared types of namespace-scope variables and class fields.
     global_types: HashMap<String, String>,
+    /// Fields holding Python objects, by class: `(declaration, name, type as written)`.
+    object_fields: HashMap<String, Vec<(Span, String, String)>>,
     /// Namespace-scope variables and class fields that are Python callables.
     global_callables: std::collections::HashSet<String>,
     frames: Vec<Frame>,
@@ -407,8 +410,74 @@ impl<'a> Walker<'a> {
             qualname.join("::")
         };
         let parameters = function_declarator.child_by_field_name("parameters");
-        let id = self.new_function(name, qualname, scope, kind, span(name_node), parameters);
+        let destructor = name.starts_with('~');
+        let class = scope.join("::");
+        let id = self.new_function(
+            name.clone(),
+            qualname,
+            scope,
+            kind,
+            span(name_node),
+            parameters,
+        );
         self.enter(id, parameters, body);
+        if destructor {
+            self.destroyed_after_body(id, &name, &class, body);
+        }
+    }
+
+    /// A destructor that takes the GIL for its body shows it can run without it; the class's
+    /// Python-object fields are destroyed after the body, when the GIL is released again. Such a
+    /// destructor is an entry point entered with the GIL released.
+    fn destroyed_after_body(&mut self, id: FnId, name: &str, class: &str, body: Node) {
+        let body_end = body.end_byte() as u32;
+        let Some(acquire) = self.model.functions[id]
+            .gil_switches
+            .iter()
+            .find(|s| s.to == GilState::Held && s.scope.end == body_end)
+            .map(|s| s.span)
+        else {
+            return;
+        };
+        let Some(fields) = self.object_fields.get(class).cloned() else {
+            return;
+        };
+        // A field emptied in the body (`cb_.release().dec_ref()`, `cb_ = py::object()`) holds
+        // nothing to release afterwards.
+        let body_text: String = self
+            .text(body)
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        let emptied = |field: &str| {
+            body_text.contains(&format!("{field}.release()"))
+                || body_text.contains(&format!("{field}={{}}"))
+                || self
+                    .k
+                    .python_types_spelled("object")
+                    .iter()
+                    .any(|t| body_text.contains(&format!("{field}={t}()")))
+        };
+        for (at, field, ty) in fields.into_iter().filter(|(_, field, _)| !emptied(field)) {
+            self.model.functions[id].py_uses.push(PyUse {
+                span: at,
+                what: format!("the `{ty}` field `{field}` is destroyed after `{name}`'s body"),
+                runs_code: false,
+                needs_gil_check: true,
+            });
+        }
+        self.model.bindings.push(Binding {
+            name: name.to_string(),
+            span: span(body),
+            scope: self.scope.clone(),
+            usings: self.usings.clone(),
+            target: CallTarget::Direct(id),
+            entry: GilState::Released,
+            guard: Some((
+                acquire,
+                format!("`{name}` takes the GIL for its body only, so it runs where the GIL may be released"),
+            )),
+        });
     }
 
     fn inside_class(&self, node: Node) -> bool {
@@ -822,7 +891,15 @@ impl<'a> Walker<'a> {
             Some(class) => format!("{class}.{name}"),
             None => name,
         };
-        let guard = args.iter().find_map(|arg| self.release_call_guard(*arg));
+        let guard = args
+            .iter()
+            .find_map(|arg| self.release_call_guard(*arg))
+            .map(|(at, text)| {
+                (
+                    at,
+                    format!("`{name}` is bound with `{text}`: the GIL is released on entry"),
+                )
+            });
         // `def("name"`: the method and the name, without the rest of a multi-line call.
         let registration = Span {
             file: 0,
@@ -1177,8 +1254,24 @@ impl<'a> Walker<'a> {
             return;
         };
         let name = self.text(name).to_string();
-        if self.names(&self.k.callable_types, &self.path(ty)) {
+        let ty_path = self.path(ty);
+        if self.names(&self.k.callable_types, &ty_path) {
             self.global_callables.insert(name.clone());
+        }
+        if self.names(&self.k.python_types, &ty_path)
+            && !self.names(&self.k.non_owning_types, &ty_path)
+        {
+            let shown = self
+                .text(ty)
+                .split('<')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            self.object_fields
+                .entry(self.scope.join("::"))
+                .or_default()
+                .push((span(field), name.clone(), shown));
         }
         if let Some(ty) = self.declared_type(ty) {
             self.global_types.insert(name, ty);
