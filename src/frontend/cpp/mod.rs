@@ -442,7 +442,8 @@ impl<'a> Walker<'a> {
         let Some(fields) = self.object_fields.get(class).cloned() else {
             return;
         };
-        // A field emptied in the body (`cb_.release().dec_ref()`, `cb_ = py::object()`) holds
+        // A field emptied in the body (`cb_.release().dec_ref()`, `cb_ = py::object()`, or moved
+        // out as pybind11's own `func_handle` does: `function kill_f(std::move(f));`) holds
         // nothing to release afterwards.
         let body_text: String = self
             .text(body)
@@ -451,6 +452,7 @@ impl<'a> Walker<'a> {
             .collect();
         let emptied = |field: &str| {
             body_text.contains(&format!("{field}.release()"))
+                || body_text.contains(&format!("std::move({field})"))
                 || body_text.contains(&format!("{field}={{}}"))
                 || self
                     .k
