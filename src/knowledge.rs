@@ -87,6 +87,8 @@ struct PythonApiSection {
     #[serde(default)]
     calls_running_code: Vec<String>,
     #[serde(default)]
+    ready_after_import: Vec<String>,
+    #[serde(default)]
     types: Vec<String>,
     #[serde(default)]
     callable_types: Vec<String>,
@@ -169,9 +171,14 @@ pub struct NameSet {
 }
 
 impl NameSet {
+    /// A single name of a framework with namespaces (`cast`, `object`) is only known qualified
+    /// (`py::cast`), or unqualified where the framework's namespace is open: a project's own
+    /// `print()` or a `std::set` named after `using namespace std;` is not pybind11's.
     fn extend(&mut self, names: &[String], namespaces: &[String]) {
         for name in names {
-            self.names.insert(name.clone());
+            if namespaces.is_empty() || name.contains("::") {
+                self.names.insert(name.clone());
+            }
             for ns in namespaces {
                 self.names.insert(format!("{ns}::{name}"));
             }
@@ -179,7 +186,6 @@ impl NameSet {
     }
 
     /// Whether `path` (a `::`-joined name as written, template arguments removed) is in the set.
-    /// An unqualified single name only matches entries declared without a namespace.
     pub fn contains(&self, path: &str) -> bool {
         self.names.contains(path.trim_start_matches("::"))
     }
@@ -196,6 +202,7 @@ pub struct Knowledge {
     pub acquire_calls: NameSet,
     pub python_calls: NameSet,
     pub calls_running_code: NameSet,
+    pub ready_after_import: NameSet,
     pub python_types: NameSet,
     pub callable_types: NameSet,
     pub non_owning_types: NameSet,
@@ -276,6 +283,7 @@ impl Knowledge {
         let api = &file.python_api;
         self.python_calls.extend(&api.calls, ns);
         self.calls_running_code.extend(&api.calls_running_code, ns);
+        self.ready_after_import.extend(&api.ready_after_import, ns);
         self.python_types.extend(&api.types, ns);
         self.callable_types.extend(&api.callable_types, ns);
         self.non_owning_types.extend(&api.non_owning_types, ns);
@@ -379,6 +387,9 @@ mod tests {
         assert!(k.python_calls.contains("pybind11::module_::import"));
         assert!(k.python_calls.contains("module_::import"));
         assert!(!k.python_calls.contains("import"));
+        // Single framework names are only known qualified (or where the namespace is open).
+        assert!(!k.python_calls.contains("print"));
+        assert!(!k.python_types.contains("set"));
         assert!(k.release_guards.contains("py::gil_scoped_release"));
         assert!(k.once_calls.contains("std::call_once"));
         assert!(k.is_c_api_call("PyObject_GetAttrString"));

@@ -204,12 +204,15 @@ impl<'a> Walker<'a> {
     }
 
     /// Whether `path` names an entry of `set`, also through `using namespace pybind11;`.
+    /// Whether `path` names an entry of `set`, also unqualified where a framework namespace is
+    /// open: after `using namespace pybind11;`, or inside `namespace pybind11 { ... }`.
     fn names(&self, set: &crate::knowledge::NameSet, path: &str) -> bool {
         set.contains(path)
             || !path.contains("::")
                 && self
                     .usings
                     .iter()
+                    .chain(self.scope.first())
                     .filter(|u| self.k.is_framework_namespace(u))
                     .any(|u| set.contains(&format!("{u}::{path}")))
     }
@@ -712,6 +715,9 @@ impl<'a> Walker<'a> {
             if let Some(function) = self.function() {
                 function.gil_switches.push(switch);
             }
+        }
+        if self.names(&self.k.ready_after_import, &path) {
+            return self.visit(arguments);
         }
         if self.names(&self.k.once_calls, &path) {
             self.visit_once(node, &args);
