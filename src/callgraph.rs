@@ -66,7 +66,18 @@ impl CallGraph {
                 };
                 f.calls
                     .iter()
-                    .map(|c| index.by_arity(index.resolve(scope, &c.target), c.args))
+                    .map(|c| {
+                        let candidates = index.resolve(scope, &c.target);
+                        // A method matched by name only must also take the arguments given.
+                        let guessed = matches!(
+                            c.target,
+                            CallTarget::Named {
+                                receiver: Receiver::Object,
+                                ..
+                            }
+                        );
+                        index.by_arity(candidates, c.args, !guessed)
+                    })
                     .collect()
             })
             .collect();
@@ -197,15 +208,16 @@ impl<'p> Index<'p> {
         }
     }
 
-    /// Overloads that accept `args` arguments; all of them when none does (a default argument
-    /// hidden in a macro, a parse error), since dropping every candidate would hide real paths.
-    fn by_arity(&self, candidates: Vec<FnId>, args: u32) -> Vec<FnId> {
+    /// Overloads that accept `args` arguments; with `keep_if_none`, all of them when none does (a
+    /// default argument hidden in a macro, a parse error), since dropping every candidate of a
+    /// call resolved by its name and scope would hide real paths.
+    fn by_arity(&self, candidates: Vec<FnId>, args: u32, keep_if_none: bool) -> Vec<FnId> {
         let fitting: Vec<FnId> = candidates
             .iter()
             .copied()
             .filter(|&id| self.program.functions[id].accepts(args))
             .collect();
-        if fitting.is_empty() {
+        if fitting.is_empty() && keep_if_none {
             candidates
         } else {
             fitting

@@ -388,6 +388,11 @@ impl<'a> Walker<'a> {
         let written = self.path(name_node);
         let mut segments: Vec<String> = written.split("::").map(str::to_string).collect();
         let name = segments.pop().unwrap_or_default();
+        // `SOME_MACRO(args) { ... }` that the grammar took for a definition: a macro use, not a
+        // function (`PYBIND11_MODULE` aside).
+        if is_macro_name(&name) && !self.k.module_macros.contains(&name) {
+            return self.visit_children(body);
+        }
         let in_class = matches!(
             node.parent().map(|p| p.kind()),
             Some("field_declaration_list" | "template_declaration")
@@ -1455,6 +1460,14 @@ impl<'a> Walker<'a> {
             }
         }
     }
+}
+
+/// `TF_ASSIGN_OR_RETURN`: upper case with an underscore, as macros are spelled.
+fn is_macro_name(name: &str) -> bool {
+    name.contains('_')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
 }
 
 /// The first node of `kind` at or below `node`, looking through declarator wrappers.
