@@ -102,32 +102,49 @@ fn fixtures_report_exactly_their_annotations() {
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
 
-/// Each `init_extension` variant of the fp8 extension in `kernels/` is also a fixture: its expected
-/// findings are the ones the runtime oracle (`kernels/oracle.py`) checks against real runs.
-#[test]
-fn kernel_variants_report_exactly_their_annotations() {
-    let mut variants: Vec<PathBuf> = std::fs::read_dir("kernels/pybind11/variants")
+/// Each `init_extension` variant of the fp8 extensions in `kernels/` is also a fixture: the
+/// common sources plus one variant file, whose expected findings are the ones the runtime oracle
+/// (`kernels/oracle.py`) checks against real runs.
+fn assert_kernel_variants(common: &str, variants_dir: &str, extension: &str, expected: usize) {
+    let mut variants: Vec<PathBuf> = std::fs::read_dir(variants_dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "cpp"))
+        .filter(|p| p.extension().is_some_and(|e| e == extension))
         .collect();
     variants.sort();
-    assert!(
-        variants.len() >= 6,
-        "expected the six variants V0-V5, found {variants:?}"
+    assert_eq!(
+        variants.len(),
+        expected,
+        "variants in {variants_dir}: {variants:?}"
     );
     let failures: Vec<String> = variants
         .iter()
         .filter_map(|variant| {
             let name = format!("kernels-{}", variant.file_stem().unwrap().to_string_lossy());
-            assert_fixture(
-                &name,
-                &[PathBuf::from("kernels/pybind11/csrc"), variant.clone()],
-            )
-            .err()
+            assert_fixture(&name, &[PathBuf::from(common), variant.clone()]).err()
         })
         .collect();
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn pybind11_kernel_variants_report_exactly_their_annotations() {
+    assert_kernel_variants(
+        "kernels/pybind11/csrc",
+        "kernels/pybind11/variants",
+        "cpp",
+        6,
+    );
+}
+
+#[test]
+fn pyo3_kernel_variants_report_exactly_their_annotations() {
+    assert_kernel_variants(
+        "kernels/pyo3/fp8ext_rs/src",
+        "kernels/pyo3/fp8ext_rs/variants",
+        "rs",
+        4,
+    );
 }
 
 #[test]
