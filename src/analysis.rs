@@ -197,12 +197,22 @@ impl Builder<'_> {
 
     /// The locks held at `offset` in `function` entered holding `held`.
     fn locks_at(&mut self, function: FnId, held: usize, offset: u32) -> Vec<LockId> {
+        self.locks_where(function, held, |r| r.scope.contains(&offset))
+    }
+
+    /// The locks held by the callers (`held`) and those of `function`'s regions that `keep`.
+    fn locks_where(
+        &mut self,
+        function: FnId,
+        held: usize,
+        keep: impl Fn(&crate::model::LockRegion) -> bool,
+    ) -> Vec<LockId> {
         let f = &self.program.functions[function];
         let mut locks = self.held_sets[held].clone();
         let regions: Vec<(LockKind, String)> = f
             .lock_regions
             .iter()
-            .filter(|r| r.scope.contains(&offset))
+            .filter(|r| keep(r))
             .map(|r| (r.kind.clone(), r.lock.clone()))
             .collect();
         locks.extend(
@@ -317,18 +327,10 @@ impl Builder<'_> {
                     && gil_state_without(f, i, switch.span.start, state) == GilState::Held
                 {
                     let end = switch.scope.end.saturating_sub(1);
-                    let mut locks = self.held_sets[held].clone();
-                    let regions: Vec<(LockKind, String)> = f
-                        .lock_regions
-                        .iter()
-                        .filter(|r| r.scope.start < switch.span.start && r.scope.contains(&end))
-                        .map(|r| (r.kind.clone(), r.lock.clone()))
-                        .collect();
-                    locks.extend(
-                        regions
-                            .into_iter()
-                            .map(|(kind, name)| self.lock_id(kind, &name)),
-                    );
+                    let released_at = switch.span.start;
+                    let locks = self.locks_where(function, held, |r| {
+                        r.scope.start < released_at && r.scope.contains(&end)
+                    });
                     for lock in locks {
                         let what = format!("takes the GIL back at the end of {}", switch.what);
                         found.push((Edge::Acquire(lock), switch.span, what));

@@ -841,13 +841,18 @@ impl Walker<'_> {
             scope: at.start..at.start,
             waits: true,
         });
+        self.spawn_closures(&thread, args);
+    }
+
+    /// The closures among `args` run on new threads that hold the thread lock `thread`.
+    fn spawn_closures<'e>(&mut self, thread: &str, args: impl Iterator<Item = &'e Expr>) {
         for arg in args {
             match arg {
                 Expr::Closure(c) => {
                     let saved = self
                         .frames
                         .last_mut()
-                        .and_then(|f| f.parallel.replace((u32::MAX, thread.clone())));
+                        .and_then(|f| f.parallel.replace((u32::MAX, thread.to_string())));
                     self.argument_closure(c, None);
                     if let Some(frame) = self.frames.last_mut() {
                         frame.parallel = saved;
@@ -1174,21 +1179,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             {
                 frame.locals.insert(name, Local::Thread(thread.clone()));
             }
-            for arg in &call.args {
-                match arg {
-                    Expr::Closure(c) => {
-                        let saved = self
-                            .frames
-                            .last_mut()
-                            .and_then(|f| f.parallel.replace((u32::MAX, thread.clone())));
-                        self.argument_closure(c, None);
-                        if let Some(frame) = self.frames.last_mut() {
-                            frame.parallel = saved;
-                        }
-                    }
-                    _ => self.visit_expr(arg),
-                }
-            }
+            self.spawn_closures(&thread, call.args.iter());
             return;
         }
         if rust.scoped_calls.contains(&written) {
