@@ -1093,19 +1093,13 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         if last == "drop" && self.drop_guard(&call.args, span_of(call.span()).start) {
             return;
         }
-        if rust.release_closures.contains(&last) || rust.acquire_closures.contains(&last) {
-            let to = if rust.release_closures.contains(&last) {
-                GilState::Released
-            } else {
-                GilState::Held
-            };
-            self.push_switch(
-                func.span(),
-                to,
-                args_span.start..args_span.end,
-                format!("`{shown}`"),
-            );
-            self.gil_closure_arguments(call.args.iter());
+        if self.gil_closure_call(
+            &last,
+            func.span(),
+            args_span,
+            format!("`{shown}`"),
+            call.args.iter(),
+        ) {
             return;
         }
         if rust.acquire_calls.contains(&last) {
@@ -1240,19 +1234,14 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         }
         self.visit_expr(&call.receiver);
         let args_span = span_of(call.paren_token.span.join());
-        if rust.release_closures.contains(&method) || rust.acquire_closures.contains(&method) {
-            let to = if rust.release_closures.contains(&method) {
-                GilState::Released
-            } else {
-                GilState::Held
-            };
-            self.push_switch(
-                call.method.span(),
-                to,
-                args_span.start..args_span.end,
-                format!("`.{method}()`"),
-            );
-            self.gil_closure_arguments(call.args.iter());
+        let shown = format!("`.{method}()`");
+        if self.gil_closure_call(
+            &method,
+            call.method.span(),
+            args_span,
+            shown,
+            call.args.iter(),
+        ) {
             return;
         }
         if rust.scoped_methods.contains(&method)
@@ -1307,6 +1296,29 @@ impl<'ast> Visit<'ast> for Walker<'_> {
 }
 
 impl Walker<'_> {
+    /// `py.detach(|| ...)`, `Python::attach(|py| ...)`: the arguments run in the switched state.
+    /// Returns whether `name` was such a call.
+    fn gil_closure_call<'e>(
+        &mut self,
+        name: &str,
+        at: SynSpan,
+        args_span: Span,
+        shown: String,
+        args: impl Iterator<Item = &'e Expr>,
+    ) -> bool {
+        let rust = &self.k.rust;
+        let to = if rust.release_closures.contains(name) {
+            GilState::Released
+        } else if rust.acquire_closures.contains(name) {
+            GilState::Held
+        } else {
+            return false;
+        };
+        self.push_switch(at, to, args_span.start..args_span.end, shown);
+        self.gil_closure_arguments(args);
+        true
+    }
+
     /// The closure of `detach`/`attach` runs in place, in the switched state; a parameter
     /// passed there (`fn enter_native(&self, f: F) { self.py.detach(f) }`) is run there too.
     fn gil_closure_arguments<'e>(&mut self, args: impl Iterator<Item = &'e Expr>) {
