@@ -13,6 +13,7 @@ pub mod discover;
 pub mod frontend;
 pub mod knowledge;
 pub mod model;
+pub mod prefilter;
 pub mod render;
 pub mod rules;
 pub mod suppress;
@@ -106,6 +107,19 @@ pub enum Progress {
     Linking,
 }
 
+/// How files are analysed; the default is what the command line does.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Parse only the files that can change the findings (see [`prefilter`]).
+    pub prefilter: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { prefilter: true }
+    }
+}
+
 /// Reads every file in parallel, learns the project's own GIL wrappers from all of them, then
 /// models each file in parallel and merges the models in path order, so the result does not depend
 /// on the number of threads.
@@ -119,36 +133,71 @@ pub fn analyse_files_with(
     knowledge: &Knowledge,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Analysis {
+    analyse_files_opts(files, knowledge, progress, Options::default())
+}
+
+/// [`analyse_files_with`] these options. With the pre-filter, only the files that can change the
+/// findings are modelled; the others are still counted as checked (a skipped file keeps its text
+/// only when it has suppression comments, which `suppress` reads in every file).
+pub fn analyse_files_opts(
+    files: &[(PathBuf, Language)],
+    knowledge: &Knowledge,
+    progress: &(dyn Fn(Progress) + Sync),
+    options: Options,
+) -> Analysis {
     let texts: Vec<_> = files.par_iter().map(|(path, _)| read_text(path)).collect();
     let mut knowledge = knowledge.clone();
-    let wrappers: Vec<_> = texts
+    // `#define` wrappers are C/C++ only.
+    let wrappers: Vec<_> = files
         .par_iter()
-        .filter_map(|text| text.as_ref().ok())
+        .zip(&texts)
+        .filter(|((_, language), _)| *language == Language::Cpp)
+        .filter_map(|(_, text)| text.as_ref().ok())
         .flat_map_iter(|text| frontend::cpp::wrapper_macros(text, &knowledge))
         .collect();
     knowledge.add_wrappers(wrappers);
-    let models: Vec<_> = files
-        .par_iter()
-        .zip(&texts)
-        .map(|((path, language), text)| {
-            let model = text
-                .as_ref()
-                .map_err(String::clone)
-                .and_then(|text| model_file(path, *language, text, &knowledge));
+    let model = |i: usize| {
+        let (path, language) = &files[i];
+        let model = texts[i]
+            .as_ref()
+            .map_err(String::clone)
+            .and_then(|text| model_file(path, *language, text, &knowledge));
+        progress(Progress::FileDone);
+        model
+    };
+    let models: Vec<Option<Result<FileModel, String>>> = if options.prefilter {
+        let models = prefilter::model_relevant(files, &texts, &knowledge, model);
+        for _ in models.iter().filter(|m| m.is_none()) {
             progress(Progress::FileDone);
-            model
-        })
-        .collect();
+        }
+        models
+    } else {
+        (0..files.len())
+            .into_par_iter()
+            .map(|i| Some(model(i)))
+            .collect()
+    };
     progress(Progress::Linking);
     let mut program = Program::default();
     let mut errors = Vec::new();
     for (((path, language), text), model) in files.iter().zip(texts).zip(models) {
         match (text, model) {
-            (Ok(text), Ok(model)) => {
+            (Ok(text), Some(Ok(model))) => {
                 program.add_file(SourceFile::new(display_path(path), *language, text), model)
             }
-            (_, Err(error)) => errors.push(error),
-            (Err(_), Ok(_)) => unreachable!("a file that could not be read is not modelled"),
+            (Ok(text), None) => {
+                let kept = if suppress::scan(0, &text).is_empty() {
+                    String::new()
+                } else {
+                    text
+                };
+                program.add_file(
+                    SourceFile::new(display_path(path), *language, kept),
+                    FileModel::default(),
+                )
+            }
+            (_, Some(Err(error))) | (Err(error), None) => errors.push(error),
+            (Err(_), Some(Ok(_))) => unreachable!("a file that could not be read is not modelled"),
         }
     }
     let graph = CallGraph::build(&program);
