@@ -50,15 +50,34 @@ pub fn display_path(path: &Path) -> PathBuf {
     .collect()
 }
 
-/// Reads one file as UTF-8 text.
+/// A path for a one-line message: control characters (a newline in a file name, a terminal
+/// escape) are escaped.
+fn shown(path: &Path) -> String {
+    path.display()
+        .to_string()
+        .chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
+/// Reads one file as UTF-8 text; a file with a NUL byte is binary.
 fn read_text(path: &Path) -> Result<String, String> {
-    let shown = path.display();
+    let shown = shown(path);
     let bytes = std::fs::read(path).map_err(|e| {
         format!(
             "{shown}: cannot read: {}",
             discover::one_line(&e.to_string())
         )
     })?;
+    if let Some(at) = memchr::memchr(0, &bytes) {
+        return Err(format!("{shown}: binary file (NUL byte {at}), skipped"));
+    }
     String::from_utf8(bytes).map_err(|e| {
         format!(
             "{shown}: not valid UTF-8 (byte {}), skipped",
@@ -80,7 +99,7 @@ fn model_file(
     .map_err(|_| {
         format!(
             "{}: internal error while analysing this file, skipped",
-            path.display()
+            shown(path)
         )
     })?
     .map_err(|reason| format!("{}: {reason}", path.display()))
