@@ -102,7 +102,7 @@ fn model_file(
             shown(path)
         )
     })?
-    .map_err(|reason| format!("{}: {reason}", path.display()))
+    .map_err(|reason| format!("{}: {reason}", shown(path)))
 }
 
 /// Every rule gil-lint reports: the analysis rules, then `unused-suppression`.
