@@ -778,10 +778,14 @@ fn qualifiers_before(text: &str, start: usize) -> Vec<&str> {
                 None => return out,
             }
         } else {
-            let s = bytes[lowest..j]
+            // A qualifier that starts before the window is not read (it could start mid-character).
+            let Some(s) = bytes[lowest..j]
                 .iter()
                 .rposition(|&b| !is_ident_byte(b))
-                .map_or(lowest, |p| lowest + p + 1);
+                .map(|p| lowest + p + 1)
+            else {
+                return out;
+            };
             if s == j {
                 return out;
             }
