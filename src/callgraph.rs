@@ -17,7 +17,7 @@ use crate::model::{CallTarget, FnId, FunctionKind, Program, Receiver};
 /// than this many define it: `get`, `size` or `data` on an `auto` variable says nothing about
 /// which class is meant, and following all of them invents paths through unrelated code.
 /// (Virtual dispatch over a known base class is not limited: see [`Receiver::Typed`].)
-const MAX_UNTYPED_FANOUT: usize = 8;
+pub(crate) const MAX_UNTYPED_FANOUT: usize = 8;
 
 pub struct CallGraph {
     /// For each function, for each of its call sites, the functions the call may run.

@@ -23,6 +23,8 @@ pub struct Options<'a> {
     pub progress: &'a (dyn Fn(Progress) + Sync),
     /// Called once the files are found, with their number.
     pub discovered: &'a dyn Fn(usize),
+    /// Parse only the files that can change the findings (see [`crate::prefilter`]).
+    pub prefilter: bool,
 }
 
 pub struct Report {
@@ -48,7 +50,11 @@ pub fn run(options: Options) -> Result<Report, String> {
     let mut found = discover::discover(&roots, &exclude);
     found.files.retain(|(path, _)| !excluder.is_excluded(path));
     (options.discovered)(found.files.len());
-    let mut analysis = crate::analyse_files_with(&found.files, &knowledge, options.progress);
+    let analysis_options = crate::Options {
+        prefilter: options.prefilter,
+    };
+    let mut analysis =
+        crate::analyse_files_opts(&found.files, &knowledge, options.progress, analysis_options);
     let mut errors = found.errors;
     errors.append(&mut analysis.errors);
     analysis.errors = errors;

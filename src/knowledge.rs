@@ -189,6 +189,11 @@ impl NameSet {
     pub fn contains(&self, path: &str) -> bool {
         self.names.contains(path.trim_start_matches("::"))
     }
+
+    /// Every name of the set, qualified as stored.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().map(String::as_str)
+    }
 }
 
 /// All loaded knowledge, merged over the files.

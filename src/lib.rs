@@ -13,6 +13,7 @@ pub mod discover;
 pub mod frontend;
 pub mod knowledge;
 pub mod model;
+pub mod prefilter;
 pub mod render;
 pub mod rules;
 pub mod suppress;
@@ -49,15 +50,34 @@ pub fn display_path(path: &Path) -> PathBuf {
     .collect()
 }
 
-/// Reads one file as UTF-8 text.
+/// A path for a one-line message: control characters (a newline in a file name, a terminal
+/// escape) are escaped.
+fn shown(path: &Path) -> String {
+    path.display()
+        .to_string()
+        .chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
+/// Reads one file as UTF-8 text; a file with a NUL byte is binary.
 fn read_text(path: &Path) -> Result<String, String> {
-    let shown = path.display();
+    let shown = shown(path);
     let bytes = std::fs::read(path).map_err(|e| {
         format!(
             "{shown}: cannot read: {}",
             discover::one_line(&e.to_string())
         )
     })?;
+    if let Some(at) = memchr::memchr(0, &bytes) {
+        return Err(format!("{shown}: binary file (NUL byte {at}), skipped"));
+    }
     String::from_utf8(bytes).map_err(|e| {
         format!(
             "{shown}: not valid UTF-8 (byte {}), skipped",
@@ -79,10 +99,10 @@ fn model_file(
     .map_err(|_| {
         format!(
             "{}: internal error while analysing this file, skipped",
-            path.display()
+            shown(path)
         )
     })?
-    .map_err(|reason| format!("{}: {reason}", path.display()))
+    .map_err(|reason| format!("{}: {reason}", shown(path)))
 }
 
 /// Every rule gil-lint reports: the analysis rules, then `unused-suppression`.
@@ -106,6 +126,19 @@ pub enum Progress {
     Linking,
 }
 
+/// How files are analysed; the default is what the command line does.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Parse only the files that can change the findings (see [`prefilter`]).
+    pub prefilter: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { prefilter: true }
+    }
+}
+
 /// Reads every file in parallel, learns the project's own GIL wrappers from all of them, then
 /// models each file in parallel and merges the models in path order, so the result does not depend
 /// on the number of threads.
@@ -119,36 +152,71 @@ pub fn analyse_files_with(
     knowledge: &Knowledge,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Analysis {
+    analyse_files_opts(files, knowledge, progress, Options::default())
+}
+
+/// [`analyse_files_with`] these options. With the pre-filter, only the files that can change the
+/// findings are modelled; the others are still counted as checked (a skipped file keeps its text
+/// only when it has suppression comments, which `suppress` reads in every file).
+pub fn analyse_files_opts(
+    files: &[(PathBuf, Language)],
+    knowledge: &Knowledge,
+    progress: &(dyn Fn(Progress) + Sync),
+    options: Options,
+) -> Analysis {
     let texts: Vec<_> = files.par_iter().map(|(path, _)| read_text(path)).collect();
     let mut knowledge = knowledge.clone();
-    let wrappers: Vec<_> = texts
+    // `#define` wrappers are C/C++ only.
+    let wrappers: Vec<_> = files
         .par_iter()
-        .filter_map(|text| text.as_ref().ok())
+        .zip(&texts)
+        .filter(|((_, language), _)| *language == Language::Cpp)
+        .filter_map(|(_, text)| text.as_ref().ok())
         .flat_map_iter(|text| frontend::cpp::wrapper_macros(text, &knowledge))
         .collect();
     knowledge.add_wrappers(wrappers);
-    let models: Vec<_> = files
-        .par_iter()
-        .zip(&texts)
-        .map(|((path, language), text)| {
-            let model = text
-                .as_ref()
-                .map_err(String::clone)
-                .and_then(|text| model_file(path, *language, text, &knowledge));
+    let model = |i: usize| {
+        let (path, language) = &files[i];
+        let model = texts[i]
+            .as_ref()
+            .map_err(String::clone)
+            .and_then(|text| model_file(path, *language, text, &knowledge));
+        progress(Progress::FileDone);
+        model
+    };
+    let models: Vec<Option<Result<FileModel, String>>> = if options.prefilter {
+        let models = prefilter::model_relevant(files, &texts, &knowledge, model);
+        for _ in models.iter().filter(|m| m.is_none()) {
             progress(Progress::FileDone);
-            model
-        })
-        .collect();
+        }
+        models
+    } else {
+        (0..files.len())
+            .into_par_iter()
+            .map(|i| Some(model(i)))
+            .collect()
+    };
     progress(Progress::Linking);
     let mut program = Program::default();
     let mut errors = Vec::new();
     for (((path, language), text), model) in files.iter().zip(texts).zip(models) {
         match (text, model) {
-            (Ok(text), Ok(model)) => {
+            (Ok(text), Some(Ok(model))) => {
                 program.add_file(SourceFile::new(display_path(path), *language, text), model)
             }
-            (_, Err(error)) => errors.push(error),
-            (Err(_), Ok(_)) => unreachable!("a file that could not be read is not modelled"),
+            (Ok(text), None) => {
+                let kept = if suppress::scan(0, &text).is_empty() {
+                    String::new()
+                } else {
+                    text
+                };
+                program.add_file(
+                    SourceFile::new(display_path(path), *language, kept),
+                    FileModel::default(),
+                )
+            }
+            (_, Some(Err(error))) | (Err(error), None) => errors.push(error),
+            (Err(_), Some(Ok(_))) => unreachable!("a file that could not be read is not modelled"),
         }
     }
     let graph = CallGraph::build(&program);

@@ -90,6 +90,9 @@ struct CheckArgs {
     /// No progress bar and no summary line.
     #[arg(long, short)]
     quiet: bool,
+    /// Parse every file, not only those the pre-filter selects (for tests and benchmarks).
+    #[arg(long, hide = true)]
+    no_prefilter: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -255,6 +258,7 @@ fn check(args: CheckArgs) -> Result<u8, String> {
             baseline,
             progress: &|event| bar.event(event),
             discovered: &|n| bar.bar.set_length(n as u64),
+            prefilter: !args.no_prefilter,
         })
     })?;
     bar.bar.finish_and_clear();

@@ -44,6 +44,7 @@ fn run(dir: &Path) -> check::Report {
         baseline: None,
         progress: &|_| {},
         discovered: &|_| {},
+        prefilter: true,
     })
     .unwrap()
 }

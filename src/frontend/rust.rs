@@ -48,7 +48,7 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
 
 /// The crate (the directory holding `src/`, `-` read as `_`) and the module path of a file:
 /// `polars-python/src/series/mod.rs` -> (`polars_python`, [`polars_python`, `series`]).
-fn module_path(path: &Path) -> (String, Vec<String>) {
+pub(crate) fn module_path(path: &Path) -> (String, Vec<String>) {
     let parts: Vec<String> = path
         .components()
         .map(|c| c.as_os_str().to_string_lossy().to_string())

@@ -1,0 +1,25 @@
+//! The pre-filter's scans (C/C++ and Rust) on arbitrary text: must not panic or hang.
+#![no_main]
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use gil_lint::knowledge::Knowledge;
+use gil_lint::prefilter::{Rewrites, Seeds, scan_cpp, scan_rust};
+use libfuzzer_sys::fuzz_target;
+
+fn prepared() -> &'static (Seeds, Rewrites) {
+    static P: OnceLock<(Seeds, Rewrites)> = OnceLock::new();
+    P.get_or_init(|| {
+        let k = Knowledge::builtin();
+        (Seeds::new(&k), Rewrites::new(&k))
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let (seeds, rewrites) = prepared();
+    let _ = seeds.in_text(&text);
+    let _ = scan_cpp(&text, rewrites);
+    let _ = scan_rust(&text, Path::new("crates/x-y/src/a/mod.rs"));
+});

@@ -1,0 +1,1986 @@
+//! The pre-filter: decides, without parsing, which files can change the findings, so that only
+//! those are parsed.
+//!
+//! Every finding lies on a path that starts at a binding (an entry point from Python) and follows
+//! calls that [`crate::callgraph`] resolves by name. So a file matters only if
+//! 1. it may register a binding or switch the GIL: it mentions, as a whole identifier, an entry
+//!    point or a GIL primitive of the loaded [`Knowledge`] (`PYBIND11_MODULE`, `def`, `PyMethodDef`,
+//!    `gil_scoped_acquire` — a destructor that takes the GIL is an entry point —, a project's own
+//!    wrapper macro, `#[pyfunction]`, `#[pymethods]`, `detach`, `attach`...). These files are the
+//!    *seeds*; or
+//! 2. it may define a function or a class that the resolution of a name used by a file that
+//!    matters looks at. Resolution only ever looks at definitions with the called name, so the
+//!    files that matter are found name by name (see [`Need`]).
+//!
+//! Python-API names and lock primitives are not seeds: they matter only on a path from an entry
+//! point, and every function on such a path is found through (2).
+//!
+//! A cheap scan of every C/C++ and Rust file ([`scan_cpp`], [`scan_rust`]) lists, as an
+//! over-approximation, the functions and classes it may define and the names that may qualify
+//! them. The seeds are parsed first; the names their models use select, through that index, the
+//! next files to parse; and so on to a fixed point. The set reached does not depend on the order of
+//! the work, so the output does not depend on the number of threads.
+//!
+//! Files of a language the scan does not read and files that could not be read (so that their
+//! error is reported as before) are always kept. A file skipped here is still counted as checked.
+
+use std::borrow::Cow;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use rayon::prelude::*;
+
+use crate::callgraph::MAX_UNTYPED_FANOUT;
+use crate::frontend::Language;
+use crate::knowledge::Knowledge;
+use crate::model::{CallTarget, FileModel, FnId, Function, FunctionKind, Receiver};
+
+/// The entry points and GIL primitives of the loaded knowledge, matched as whole identifiers.
+pub struct Seeds {
+    needles: Option<AhoCorasick>,
+}
+
+impl Seeds {
+    pub fn new(knowledge: &Knowledge) -> Self {
+        let gil = [
+            &knowledge.release_guards,
+            &knowledge.acquire_guards,
+            &knowledge.release_wrappers,
+            &knowledge.acquire_wrappers,
+            &knowledge.release_calls,
+            &knowledge.acquire_calls,
+        ];
+        let rust = &knowledge.rust;
+        let mut needles: Vec<&str> = gil
+            .into_iter()
+            .flat_map(|set| set.names())
+            .chain(
+                [
+                    &knowledge.module_macros,
+                    &knowledge.def_methods,
+                    &knowledge.property_methods,
+                    &knowledge.method_tables,
+                    &rust.function_attributes,
+                    &rust.impl_attributes,
+                    &rust.release_closures,
+                    &rust.acquire_closures,
+                    &rust.acquire_calls,
+                ]
+                .into_iter()
+                .flatten()
+                .map(String::as_str),
+            )
+            .map(last_segment)
+            .filter(|n| !n.is_empty())
+            .collect();
+        needles.sort_unstable();
+        needles.dedup();
+        let needles = (!needles.is_empty()).then(|| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(&needles)
+                .expect("a few short literal needles always build")
+        });
+        Seeds { needles }
+    }
+
+    /// Whether the text mentions an entry point or a GIL primitive as a whole identifier.
+    pub fn in_text(&self, text: &str) -> bool {
+        let Some(needles) = &self.needles else {
+            return false;
+        };
+        let bytes = text.as_bytes();
+        needles
+            .find_iter(bytes)
+            .any(|m| whole_word(bytes, m.start(), m.end()))
+    }
+}
+
+fn whole_word(bytes: &[u8], start: usize, end: usize) -> bool {
+    !start
+        .checked_sub(1)
+        .is_some_and(|i| is_ident_byte(bytes[i]))
+        && !bytes.get(end).copied().is_some_and(is_ident_byte)
+}
+
+/// What a model needs from other files' definitions, one name at a time, following
+/// [`crate::callgraph`]'s resolution rules.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Need {
+    /// An unqualified call or binding target, or `this->f()`: every function of that name.
+    Function(String),
+    /// `a::b::f`: functions named `f` whose qualified name ends with `b::f`, so whose file has
+    /// `b` among the names that may qualify a definition.
+    Qualified { name: String, qualifier: String },
+    /// A Rust call `f()` or `self.f()`: functions whose qualified name is one of `prefixes` (the
+    /// caller's enclosing scopes and, for `f()`, its `use`s) followed by `f`; and, failing those,
+    /// every function named `f` (by unique name for `f()`, as a method of an unknown receiver for
+    /// `self.f()`), decided last (see [`Kept`]).
+    Scoped {
+        name: String,
+        path: String,
+        prefixes: Vec<Vec<String>>,
+        method: bool,
+    },
+    /// `x.f()` on a receiver of unknown type: every method named `f`, unless there are more than
+    /// [`MAX_UNTYPED_FANOUT`] of them, in which case none. Holds the name exactly as called.
+    Untyped(String),
+    /// `x.f()` with `x` of class `c`: methods named `f` of `c` and the classes derived from it.
+    /// Once those are parsed, the classes between their owners and `c` (see [`model_relevant`]).
+    Typed { name: String, class: String },
+    /// The owner of a function: whether a class of that name exists anywhere decides whether an
+    /// out-of-line `A::f` is a method.
+    Owner(String),
+}
+
+/// What a call (or a binding) to `target`, written in a file of `language` from a function in
+/// `scope` with `usings`, needs.
+pub fn target_need(
+    language: Language,
+    target: &CallTarget,
+    scope: &[String],
+    usings: &[String],
+) -> Option<Need> {
+    let CallTarget::Named { path, receiver } = target else {
+        return None;
+    };
+    let name = key(last_segment(path));
+    if name.is_empty() || is_keyword(name) {
+        return None;
+    }
+    let name = name.to_string();
+    // C++ may define `f` at global scope, where no scope can be checked: `Function` there. Rust
+    // qualified names always start with the crate.
+    let scoped = |name: String, method: bool| {
+        let mut prefixes: Vec<Vec<String>> =
+            (1..=scope.len()).map(|k| scope[..k].to_vec()).collect();
+        if !method {
+            prefixes.extend(
+                usings
+                    .iter()
+                    .map(|u| u.split("::").map(str::to_string).collect()),
+            );
+        }
+        prefixes.sort_unstable();
+        prefixes.dedup();
+        Need::Scoped {
+            name,
+            path: path.clone(),
+            prefixes,
+            method,
+        }
+    };
+    Some(match receiver {
+        Receiver::None => match path.rsplit("::").nth(1).map(key) {
+            Some(q) if !q.is_empty() => Need::Qualified {
+                name,
+                qualifier: q.to_string(),
+            },
+            _ if language == Language::Rust => scoped(name, false),
+            _ => Need::Function(name),
+        },
+        Receiver::This if language == Language::Rust => scoped(name, true),
+        Receiver::This => Need::Function(name),
+        // The call graph matches untyped method calls by name in C++ only.
+        Receiver::Object if language != Language::Cpp => return None,
+        Receiver::Object => Need::Untyped(path.clone()),
+        Receiver::Typed(class) => Need::Typed {
+            name,
+            class: key(last_segment(class)).to_string(),
+        },
+    })
+}
+
+/// What a function needs for the call graph to know whether it is a method.
+fn owner_need(function: &Function) -> Option<Need> {
+    if function.kind == FunctionKind::Lambda {
+        return None;
+    }
+    let (owner, _) = function.qualname.rsplit_once("::")?;
+    let owner = key(last_segment(owner));
+    (!owner.is_empty()).then(|| Need::Owner(owner.to_string()))
+}
+
+fn last_segment(path: &str) -> &str {
+    path.rsplit("::").next().unwrap_or(path)
+}
+
+/// The name a definition is indexed under: the identifier in `f`, `~f`, `f<int>`; an operator
+/// as the front-end spells it (`operator()`, `operator==`).
+pub fn key(segment: &str) -> &str {
+    if segment.starts_with("operator") {
+        return segment;
+    }
+    let start = segment
+        .bytes()
+        .position(is_ident_byte)
+        .unwrap_or(segment.len());
+    let rest = &segment[start..];
+    let end = rest
+        .bytes()
+        .position(|b| !is_ident_byte(b))
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
+
+fn is_ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80
+}
+
+/// C++ keywords: never the name of a function or class, so never indexed nor looked up (a call
+/// "named" `constexpr` is a misparse of `if constexpr (...)`).
+const KEYWORDS: &[&str] = &[
+    "alignas",
+    "alignof",
+    "auto",
+    "bool",
+    "break",
+    "case",
+    "catch",
+    "char",
+    "class",
+    "co_await",
+    "co_return",
+    "co_yield",
+    "const",
+    "const_cast",
+    "consteval",
+    "constexpr",
+    "constinit",
+    "continue",
+    "decltype",
+    "default",
+    "defined",
+    "delete",
+    "do",
+    "double",
+    "dynamic_cast",
+    "else",
+    "enum",
+    "explicit",
+    "extern",
+    "false",
+    "float",
+    "for",
+    "friend",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "mutable",
+    "namespace",
+    "new",
+    "noexcept",
+    "nullptr",
+    "private",
+    "protected",
+    "public",
+    "register",
+    "reinterpret_cast",
+    "requires",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "static_assert",
+    "static_cast",
+    "struct",
+    "switch",
+    "template",
+    "this",
+    "thread_local",
+    "throw",
+    "true",
+    "try",
+    "typedef",
+    "typeid",
+    "typename",
+    "union",
+    "unsigned",
+    "using",
+    "virtual",
+    "void",
+    "volatile",
+    "while",
+];
+
+fn is_keyword(name: &str) -> bool {
+    KEYWORDS.binary_search(&name).is_ok()
+}
+
+/// What the scan of one C/C++ file found, as over-approximations.
+#[derive(Debug, Default)]
+pub struct Definitions {
+    /// Keys ([`key`]) of the functions it may define.
+    pub functions: Vec<String>,
+    /// Each class head followed by a body: the names before the base clause, and the names in it.
+    pub classes: Vec<(Vec<String>, Vec<String>)>,
+    /// Names that may be a segment of the qualified name of a definition in the file: namespaces
+    /// (and namespace aliases), classes, qualifiers written before a defined name, and whatever
+    /// a pre-pass rewrite may produce.
+    pub scopes: HashSet<String>,
+    /// For Rust: the module path the front-end derives from the file's path.
+    pub module: Option<Vec<String>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Token {
+    Ident(usize, usize),
+    /// `->`, kept apart from `>` so that `p->f(` is not read as the end of template arguments.
+    Arrow,
+    /// `::`, kept apart from `:` (a base clause or a constructor's initialisers).
+    Scope,
+    Punct(u8),
+}
+
+/// Tokens of C/C++ text: identifiers and punctuation, skipping comments, string and character
+/// literals, numbers and preprocessor directives.
+struct Lexer<'a> {
+    bytes: &'a [u8],
+    i: usize,
+    line_start: bool,
+}
+
+impl<'a> Lexer<'a> {
+    fn new(text: &'a str) -> Self {
+        Lexer {
+            bytes: text.as_bytes(),
+            i: 0,
+            line_start: true,
+        }
+    }
+
+    fn skip_quoted(&mut self, quote: u8) {
+        let bytes = self.bytes;
+        self.i += 1;
+        while self.i < bytes.len() && bytes[self.i] != quote && bytes[self.i] != b'\n' {
+            self.i += if bytes[self.i] == b'\\' { 2 } else { 1 };
+        }
+        self.i = (self.i + 1).min(bytes.len());
+    }
+
+    /// `R"delim( ... )delim"`, from the opening quote.
+    fn skip_raw_string(&mut self) {
+        let bytes = self.bytes;
+        let quote = self.i;
+        let Some(paren) = bytes[quote..].iter().take(18).position(|&b| b == b'(') else {
+            self.i += 1;
+            return;
+        };
+        let delim = &bytes[quote + 1..quote + paren];
+        let mut i = quote + paren + 1;
+        while let Some(p) = memchr::memchr(b')', &bytes[i..]) {
+            let close = i + p;
+            if bytes[close + 1..].starts_with(delim)
+                && bytes.get(close + 1 + delim.len()) == Some(&b'"')
+            {
+                self.i = close + delim.len() + 2;
+                return;
+            }
+            i = close + 1;
+        }
+        self.i = bytes.len();
+    }
+
+    fn skip_directive(&mut self) {
+        let bytes = self.bytes;
+        loop {
+            let Some(p) = memchr::memchr(b'\n', &bytes[self.i..]) else {
+                self.i = bytes.len();
+                return;
+            };
+            let end = self.i + p;
+            self.i = end + 1;
+            let continued = end > 0 && bytes[end - 1] == b'\\'
+                || end > 1 && bytes[end - 1] == b'\r' && bytes[end - 2] == b'\\';
+            if !continued {
+                return;
+            }
+        }
+    }
+
+    fn skip_number(&mut self) {
+        // Digit separators and suffixes: `1'000ull`, `0x1Fp-3`.
+        let bytes = self.bytes;
+        self.i += 1;
+        while self.i < bytes.len() {
+            let c = bytes[self.i];
+            let separator = c == b'\''
+                && bytes
+                    .get(self.i + 1)
+                    .is_some_and(|n| n.is_ascii_alphanumeric());
+            let exponent =
+                matches!(c, b'+' | b'-') && matches!(bytes[self.i - 1], b'e' | b'E' | b'p' | b'P');
+            if is_ident_byte(c) || c == b'.' || separator || exponent {
+                self.i += 1;
+            } else {
+                return;
+            }
+        }
+    }
+}
+
+impl Iterator for Lexer<'_> {
+    type Item = Token;
+
+    fn next(&mut self) -> Option<Token> {
+        let bytes = self.bytes;
+        while self.i < bytes.len() {
+            let b = bytes[self.i];
+            match b {
+                b'\n' => {
+                    self.line_start = true;
+                    self.i += 1;
+                    continue;
+                }
+                b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b' => {
+                    self.i += 1;
+                    continue;
+                }
+                b'#' if self.line_start => {
+                    self.skip_directive();
+                    continue;
+                }
+                _ => {}
+            }
+            self.line_start = false;
+            match b {
+                b'/' if bytes.get(self.i + 1) == Some(&b'/') => {
+                    self.i =
+                        memchr::memchr(b'\n', &bytes[self.i..]).map_or(bytes.len(), |p| self.i + p);
+                }
+                b'/' if bytes.get(self.i + 1) == Some(&b'*') => {
+                    self.i = memchr::memmem::find(&bytes[self.i + 2..], b"*/")
+                        .map_or(bytes.len(), |p| self.i + 2 + p + 2);
+                }
+                b'"' | b'\'' => self.skip_quoted(b),
+                b'0'..=b'9' => self.skip_number(),
+                _ if is_ident_byte(b) => {
+                    let start = self.i;
+                    while self.i < bytes.len() && is_ident_byte(bytes[self.i]) {
+                        self.i += 1;
+                    }
+                    let end = self.i;
+                    // A string's encoding prefix, or a raw string.
+                    if bytes.get(end) == Some(&b'"') {
+                        match &bytes[start..end] {
+                            b"R" | b"LR" | b"uR" | b"UR" | b"u8R" => {
+                                self.skip_raw_string();
+                                continue;
+                            }
+                            b"L" | b"u" | b"U" | b"u8" => {
+                                self.skip_quoted(b'"');
+                                continue;
+                            }
+                            _ => {}
+                        }
+                    }
+                    return Some(Token::Ident(start, end));
+                }
+                _ => {
+                    self.i += 1;
+                    return Some(match (b, bytes.get(self.i)) {
+                        (b'-', Some(b'>')) => {
+                            self.i += 1;
+                            Token::Arrow
+                        }
+                        (b':', Some(b':')) => {
+                            self.i += 1;
+                            Token::Scope
+                        }
+                        _ => Token::Punct(b),
+                    });
+                }
+            }
+        }
+        None
+    }
+}
+
+/// How far back `f<...>(` is searched for the `<`, and `A::B::f(` for qualifiers.
+const MAX_LOOKBACK: usize = 256;
+/// Names collected in one class head before it is taken as a definition anyway.
+const MAX_CLASS_HEAD: usize = 64;
+/// How far an operator's name (`operator()`, `operator new[]`) may extend.
+const MAX_OPERATOR: usize = 64;
+
+/// A `class`/`struct`/`union` head being read.
+struct Head<'a> {
+    depth: usize,
+    names: Vec<&'a str>,
+    bases: Option<Vec<&'a str>>,
+    /// Template arguments of a specialisation's name (`Foo<int, 2>`) or of a base.
+    angles: usize,
+}
+
+/// Scans C/C++ text for what it may define (see [`Definitions`]). `rewrites` are the pre-pass's
+/// rewritten macros and the identifiers their expansions contain.
+pub fn scan_cpp<'a>(text: &'a str, rewrites: &'a Rewrites) -> Definitions {
+    let mut functions: HashSet<Cow<str>> = HashSet::new();
+    let mut classes = Vec::new();
+    let mut scopes: HashSet<&'a str> = HashSet::new();
+    // For each open `(` or `[`, the name before it and where that name starts.
+    let mut opens: Vec<Option<(&'a str, usize)>> = Vec::new();
+    // Names followed by a closed parameter list, with the depth they were closed at (sorted).
+    let mut pending: Vec<(&'a str, usize, usize)> = Vec::new();
+    let mut head: Option<Head<'a>> = None;
+    // After `namespace`: every name up to `{` or `;` (a namespace, a nested one, an alias).
+    let mut namespace = false;
+    // After a rewritten macro: names in its parenthesised arguments, at this depth.
+    let mut rewrite_args: Option<usize> = None;
+    let mut ternaries = 0usize;
+    let mut prev: Option<Token> = None;
+    let mut prev_end = 0usize;
+    let mut lexer = Lexer::new(text);
+    // A closed parameter list followed by a body, `try` or initialisers: the names before it are
+    // defined.
+    let flush = |pending: &mut Vec<(&'a str, usize, usize)>,
+                 depth: usize,
+                 functions: &mut HashSet<Cow<'a, str>>,
+                 scopes: &mut HashSet<&'a str>| {
+        while let Some(&(name, d, start)) = pending.last() {
+            if d < depth {
+                break;
+            }
+            functions.insert(Cow::Borrowed(name));
+            scopes.extend(qualifiers_before(text, start));
+            pending.pop();
+        }
+    };
+    while let Some(token) = lexer.next() {
+        let depth = opens.len();
+        match token {
+            Token::Ident(start, end) => {
+                let name = &text[start..end];
+                if namespace || rewrite_args.is_some() {
+                    scopes.insert(name);
+                }
+                if rewrites.keys.contains(name) {
+                    scopes.extend(rewrites.produced.iter().map(String::as_str));
+                    if text[end..].trim_start().starts_with('(') {
+                        rewrite_args = Some(depth + 1);
+                    }
+                }
+                match name {
+                    "class" | "struct" | "union" => {
+                        head = Some(Head {
+                            depth,
+                            names: Vec::new(),
+                            bases: None,
+                            angles: 0,
+                        })
+                    }
+                    "namespace" => namespace = true,
+                    "try" => flush(&mut pending, depth, &mut functions, &mut scopes),
+                    "operator" => {
+                        if let Some(op) = operator_name(text, start) {
+                            functions.insert(Cow::Owned(op));
+                        }
+                    }
+                    _ => {
+                        if let Some(h) = &mut head
+                            && h.depth == depth
+                        {
+                            // The model names a class and its bases without template arguments.
+                            match &mut h.bases {
+                                Some(bases) if h.angles == 0 => bases.push(name),
+                                None if h.angles == 0 => h.names.push(name),
+                                _ => {}
+                            }
+                            if h.names.len() + h.bases.as_ref().map_or(0, Vec::len) > MAX_CLASS_HEAD
+                            {
+                                classes.push(take_head(head.take(), &mut scopes));
+                            }
+                        }
+                    }
+                }
+            }
+            Token::Punct(open @ (b'(' | b'[')) => {
+                let name = match prev {
+                    Some(Token::Ident(s, e)) if open == b'(' => {
+                        Some((&text[s..e], s)).filter(|(n, _)| !is_keyword(n))
+                    }
+                    Some(Token::Punct(b'>')) if open == b'(' => {
+                        template_name(text, prev_end.saturating_sub(1))
+                    }
+                    _ => None,
+                };
+                opens.push(name);
+            }
+            Token::Punct(b')' | b']') => {
+                if let Some(name) = opens.pop() {
+                    let depth = opens.len();
+                    if rewrite_args.is_some_and(|d| depth < d) {
+                        rewrite_args = None;
+                    }
+                    while pending.last().is_some_and(|&(_, d, _)| d > depth) {
+                        pending.pop();
+                    }
+                    if let Some((name, start)) = name {
+                        pending.push((name, depth, start));
+                    }
+                    if head.as_ref().is_some_and(|h| h.depth > depth) {
+                        head = None;
+                    }
+                }
+            }
+            Token::Punct(b'{') => {
+                flush(&mut pending, depth, &mut functions, &mut scopes);
+                if head.as_ref().is_some_and(|h| h.depth == depth) {
+                    classes.push(take_head(head.take(), &mut scopes));
+                }
+                namespace = false;
+                ternaries = 0;
+            }
+            Token::Punct(b':') if ternaries > 0 => ternaries -= 1,
+            Token::Punct(b':') => {
+                flush(&mut pending, depth, &mut functions, &mut scopes);
+                if let Some(h) = &mut head
+                    && h.depth == depth
+                    && h.angles == 0
+                    && h.bases.is_none()
+                {
+                    h.bases = Some(Vec::new());
+                }
+            }
+            Token::Punct(b'<') => {
+                if let Some(h) = &mut head
+                    && h.depth == depth
+                {
+                    h.angles += 1;
+                }
+            }
+            Token::Punct(b'>') => {
+                if let Some(h) = &mut head
+                    && h.depth == depth
+                {
+                    if h.bases.is_some() {
+                        h.angles = h.angles.saturating_sub(1);
+                    } else if h.angles == 0 {
+                        // `template <class T>`: a template parameter, not a class.
+                        head = None;
+                    } else {
+                        h.angles -= 1;
+                    }
+                }
+            }
+            Token::Punct(b'?') => ternaries += 1,
+            Token::Punct(c @ (b';' | b'}' | b'=' | b',')) => {
+                if c != b',' {
+                    while pending.last().is_some_and(|&(_, d, _)| d >= depth) {
+                        pending.pop();
+                    }
+                }
+                if c != b'=' && c != b',' {
+                    ternaries = 0;
+                    namespace = false;
+                }
+                if let Some(h) = &head
+                    && h.depth == depth
+                    && (c != b',' || h.bases.is_none() && h.angles == 0)
+                {
+                    head = None;
+                }
+            }
+            _ => {}
+        }
+        prev = Some(token);
+        prev_end = lexer.i;
+    }
+    let mut functions: Vec<String> = functions
+        .into_iter()
+        .filter(|n| !is_keyword(n))
+        .map(Cow::into_owned)
+        .collect();
+    functions.sort_unstable();
+    Definitions {
+        functions,
+        classes,
+        scopes: scopes.into_iter().map(str::to_string).collect(),
+        module: None,
+    }
+}
+
+fn take_head<'a>(
+    head: Option<Head<'a>>,
+    scopes: &mut HashSet<&'a str>,
+) -> (Vec<String>, Vec<String>) {
+    let head = head.expect("a head is being read");
+    scopes.extend(head.names.iter().copied());
+    let owned = |v: Vec<&str>| v.into_iter().map(str::to_string).collect();
+    (owned(head.names), owned(head.bases.unwrap_or_default()))
+}
+
+/// The front-end's name for the operator written at `start` (`operator()`, `operator==`,
+/// `operatornew[]`): whitespace removed, template-like `<...>` dropped, the last `::` segment, as
+/// the front-end's `path` spells a declarator.
+fn operator_name(text: &str, start: usize) -> Option<String> {
+    let bytes = text.as_bytes();
+    let after = start + "operator".len();
+    let mut i = after;
+    while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    let end = if bytes.get(i) == Some(&b'(') {
+        // `operator()`: the first parentheses are the name.
+        i + 1
+            + bytes[i + 1..]
+                .iter()
+                .take(MAX_OPERATOR)
+                .position(|&b| b == b')')?
+            + 1
+    } else {
+        i + bytes[i..]
+            .iter()
+            .take(MAX_OPERATOR)
+            .position(|&b| b == b'(')?
+    };
+    let mut name = String::new();
+    let mut depth = 0usize;
+    for c in text[start..end].chars() {
+        match c {
+            '<' => depth += 1,
+            '>' if depth > 0 => depth -= 1,
+            _ if depth > 0 || c.is_whitespace() => {}
+            _ => name.push(c),
+        }
+    }
+    Some(name.rsplit("::").next().unwrap_or(&name).to_string())
+}
+
+/// `A`, `B` in `A::B::f` or `A<T>::f`, given where `f` starts.
+fn qualifiers_before(text: &str, start: usize) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let lowest = start.saturating_sub(MAX_LOOKBACK);
+    let mut out = Vec::new();
+    let mut i = start;
+    loop {
+        let mut j = i;
+        while j > lowest && bytes[j - 1].is_ascii_whitespace() {
+            j -= 1;
+        }
+        if j < lowest + 2 || &bytes[j - 2..j] != b"::" {
+            return out;
+        }
+        j -= 2;
+        while j > lowest && bytes[j - 1].is_ascii_whitespace() {
+            j -= 1;
+        }
+        if j > lowest && bytes[j - 1] == b'>' {
+            match template_name(text, j - 1) {
+                Some((name, s)) => {
+                    out.push(name);
+                    i = s;
+                }
+                None => return out,
+            }
+        } else {
+            // A qualifier that starts before the window is not read (it could start mid-character).
+            let Some(s) = bytes[lowest..j]
+                .iter()
+                .rposition(|&b| !is_ident_byte(b))
+                .map(|p| lowest + p + 1)
+            else {
+                return out;
+            };
+            if s == j {
+                return out;
+            }
+            out.push(&text[s..j]);
+            i = s;
+        }
+    }
+}
+
+/// `f` in `f<int, std::vector<T>>`, given the offset of the last `>`, with where it starts.
+fn template_name(text: &str, close: usize) -> Option<(&str, usize)> {
+    let bytes = text.as_bytes();
+    let lowest = close.saturating_sub(MAX_LOOKBACK);
+    let mut depth = 0usize;
+    let mut i = close + 1;
+    while i > lowest {
+        i -= 1;
+        match bytes[i] {
+            b'>' if i == 0 || bytes[i - 1] != b'-' => depth += 1,
+            b'<' => {
+                depth -= 1;
+                if depth == 0 {
+                    let end = bytes[..i]
+                        .iter()
+                        .rposition(|b| !b.is_ascii_whitespace())
+                        .map_or(0, |p| p + 1);
+                    let start = bytes[..end]
+                        .iter()
+                        .rposition(|&b| !is_ident_byte(b))
+                        .map_or(0, |p| p + 1);
+                    let name = &text[start..end];
+                    return (!name.is_empty() && !name.as_bytes()[0].is_ascii_digit())
+                        .then_some((name, start));
+                }
+            }
+            b';' | b'{' | b'}' => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Tokens of Rust text: identifiers and punctuation, skipping comments (nested), string, byte,
+/// raw and character literals, lifetimes and numbers.
+struct RustLexer<'a> {
+    bytes: &'a [u8],
+    i: usize,
+}
+
+impl RustLexer<'_> {
+    /// `"..."`, which may span lines, from the opening quote.
+    fn skip_string(&mut self) {
+        let bytes = self.bytes;
+        self.i += 1;
+        while self.i < bytes.len() && bytes[self.i] != b'"' {
+            self.i += if bytes[self.i] == b'\\' { 2 } else { 1 };
+        }
+        self.i = (self.i + 1).min(bytes.len());
+    }
+
+    /// `r#"..."#`, from the first `#` or quote.
+    fn skip_raw_string(&mut self) {
+        let bytes = self.bytes;
+        let hashes = bytes[self.i..].iter().take_while(|&&b| b == b'#').count();
+        self.i += hashes;
+        if bytes.get(self.i) != Some(&b'"') {
+            return;
+        }
+        self.i += 1;
+        while let Some(p) = memchr::memchr(b'"', &bytes[self.i..]) {
+            let close = self.i + p;
+            let end = close + 1 + hashes;
+            if end <= bytes.len() && bytes[close + 1..end].iter().all(|&b| b == b'#') {
+                self.i = end;
+                return;
+            }
+            self.i = close + 1;
+        }
+        self.i = bytes.len();
+    }
+
+    /// A character literal (`'x'`, `'\n'`, `'\u{1F600}'`) or a lifetime or label (`'a`), from
+    /// the quote.
+    fn skip_quote(&mut self) {
+        let bytes = self.bytes;
+        let i = self.i + 1;
+        if bytes.get(i) == Some(&b'\\') {
+            let close = memchr::memchr(b'\'', &bytes[(i + 2).min(bytes.len())..]);
+            self.i = close.map_or(bytes.len(), |p| i + 2 + p + 1);
+            return;
+        }
+        // One character, then a closing quote: a literal.
+        let width = match bytes.get(i) {
+            Some(&b) if b < 0x80 => 1,
+            Some(&b) if b >= 0xf0 => 4,
+            Some(&b) if b >= 0xe0 => 3,
+            Some(_) => 2,
+            None => 0,
+        };
+        if width > 0 && bytes.get(i + width) == Some(&b'\'') {
+            self.i = i + width + 1;
+            return;
+        }
+        // A lifetime: the quote and its name.
+        self.i = i;
+        while self.i < bytes.len() && is_ident_byte(bytes[self.i]) {
+            self.i += 1;
+        }
+    }
+}
+
+impl Iterator for RustLexer<'_> {
+    type Item = Token;
+
+    fn next(&mut self) -> Option<Token> {
+        let bytes = self.bytes;
+        while self.i < bytes.len() {
+            let b = bytes[self.i];
+            match b {
+                _ if b.is_ascii_whitespace() => self.i += 1,
+                b'/' if bytes.get(self.i + 1) == Some(&b'/') => {
+                    self.i =
+                        memchr::memchr(b'\n', &bytes[self.i..]).map_or(bytes.len(), |p| self.i + p);
+                }
+                b'/' if bytes.get(self.i + 1) == Some(&b'*') => {
+                    let mut depth = 0usize;
+                    while self.i < bytes.len() {
+                        if bytes[self.i..].starts_with(b"/*") {
+                            depth += 1;
+                            self.i += 2;
+                        } else if bytes[self.i..].starts_with(b"*/") {
+                            depth -= 1;
+                            self.i += 2;
+                            if depth == 0 {
+                                break;
+                            }
+                        } else {
+                            self.i += 1;
+                        }
+                    }
+                }
+                b'"' => self.skip_string(),
+                b'\'' => self.skip_quote(),
+                b'0'..=b'9' => {
+                    self.i += 1;
+                    while self.i < bytes.len()
+                        && (is_ident_byte(bytes[self.i])
+                            || bytes[self.i] == b'.'
+                                && bytes.get(self.i + 1).is_some_and(u8::is_ascii_digit))
+                    {
+                        self.i += 1;
+                    }
+                }
+                _ if is_ident_byte(b) => {
+                    let start = self.i;
+                    while self.i < bytes.len() && is_ident_byte(bytes[self.i]) {
+                        self.i += 1;
+                    }
+                    let word = &bytes[start..self.i];
+                    match (word, bytes.get(self.i)) {
+                        (b"r" | b"br" | b"cr", Some(b'"' | b'#'))
+                            if bytes.get(self.i) == Some(&b'"')
+                                || bytes[self.i..]
+                                    .iter()
+                                    .find(|&&c| c != b'#')
+                                    .is_some_and(|&c| c == b'"') =>
+                        {
+                            self.skip_raw_string();
+                            continue;
+                        }
+                        (b"b" | b"c", Some(b'"')) => {
+                            self.skip_string();
+                            continue;
+                        }
+                        (b"b", Some(b'\'')) => {
+                            self.skip_quote();
+                            continue;
+                        }
+                        // `r#type`: a raw identifier.
+                        (b"r", Some(b'#'))
+                            if bytes.get(self.i + 1).copied().is_some_and(is_ident_byte) =>
+                        {
+                            let raw = self.i + 1;
+                            self.i = raw;
+                            while self.i < bytes.len() && is_ident_byte(bytes[self.i]) {
+                                self.i += 1;
+                            }
+                            return Some(Token::Ident(raw, self.i));
+                        }
+                        _ => return Some(Token::Ident(start, self.i)),
+                    }
+                }
+                _ => {
+                    self.i += 1;
+                    return Some(match (b, bytes.get(self.i)) {
+                        (b'-', Some(b'>')) => {
+                            self.i += 1;
+                            Token::Arrow
+                        }
+                        (b':', Some(b':')) => {
+                            self.i += 1;
+                            Token::Scope
+                        }
+                        _ => Token::Punct(b),
+                    });
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Rust keywords that may stand in an `impl` head.
+const RUST_HEAD_KEYWORDS: &[&str] = &["const", "dyn", "impl", "mut", "unsafe"];
+
+/// An `impl` head being read: `impl<generics> Trait<..> for Type<..> where ... {`.
+struct ImplHead<'a> {
+    depth: usize,
+    /// Nesting of the `<...>` right after `impl`, whose names belong to neither side.
+    generics: usize,
+    /// The next `<` opens those generics.
+    opening: bool,
+    /// Nesting of other `<...>`: a `for` inside is not the separator.
+    angles: usize,
+    trait_names: Vec<&'a str>,
+    type_names: Vec<&'a str>,
+    after_for: bool,
+    in_where: bool,
+    /// The type is `Arc<..>` (or `Rc`, `Box`, `Pin`): the front-end names it by what it holds.
+    unwraps: bool,
+}
+
+/// Whether the next byte (after spaces) opens `impl`'s generics.
+fn generics_follow(lexer: &RustLexer) -> bool {
+    let rest = &lexer.bytes[lexer.i..];
+    rest.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'<')
+}
+
+/// Scans Rust text for what it may define (see [`Definitions`]): functions (`fn f`), the types
+/// of `impl` blocks (classes for the call graph, with the traits they implement as bases) and,
+/// as scopes, the module path the front-end derives from `path`, inline modules, `impl` types
+/// and traits.
+pub fn scan_rust(text: &str, path: &Path) -> Definitions {
+    let mut functions: HashSet<&str> = HashSet::new();
+    let mut classes = Vec::new();
+    let mut scopes: HashSet<String> = path
+        .components()
+        .map(|c| {
+            let part = c.as_os_str().to_string_lossy();
+            part.trim_end_matches(".rs").replace('-', "_")
+        })
+        .chain(["crate".to_string()])
+        .collect();
+    let mut lexer = RustLexer {
+        bytes: text.as_bytes(),
+        i: 0,
+    };
+    let mut prev: Option<&str> = None;
+    let mut head: Option<ImplHead> = None;
+    let mut depth = 0usize;
+    while let Some(token) = lexer.next() {
+        let mut word = None;
+        match token {
+            Token::Ident(start, end) => {
+                let name = &text[start..end];
+                match prev {
+                    Some("fn") => {
+                        functions.insert(name);
+                    }
+                    Some("mod" | "trait") => {
+                        scopes.insert(name.to_string());
+                    }
+                    _ => {}
+                }
+                match &mut head {
+                    None if name == "impl" => {
+                        head = Some(ImplHead {
+                            depth,
+                            generics: 0,
+                            opening: generics_follow(&lexer),
+                            angles: 0,
+                            trait_names: Vec::new(),
+                            type_names: Vec::new(),
+                            after_for: false,
+                            in_where: false,
+                            unwraps: false,
+                        })
+                    }
+                    Some(h) if h.depth == depth && h.generics == 0 => match name {
+                        "for" if h.angles == 0 && !h.after_for => {
+                            h.trait_names = std::mem::take(&mut h.type_names);
+                            h.after_for = true;
+                            h.unwraps = false;
+                        }
+                        "where" => h.in_where = true,
+                        _ if h.in_where || RUST_HEAD_KEYWORDS.contains(&name) => {}
+                        // As the front-end names them: the last segment, without generic
+                        // arguments, except inside `Arc<..>`, `Rc<..>`, `Box<..>`, `Pin<..>`.
+                        _ if h.angles == 0 || h.after_for && h.unwraps => h.type_names.push(name),
+                        _ => {}
+                    },
+                    _ => {}
+                }
+                word = Some(name);
+            }
+            Token::Punct(b'<') => {
+                if let Some(h) = &mut head
+                    && h.depth == depth
+                {
+                    if h.opening || h.generics > 0 {
+                        h.generics += 1;
+                        h.opening = false;
+                    } else {
+                        if h.angles == 0
+                            && h.type_names
+                                .last()
+                                .is_some_and(|t| matches!(*t, "Arc" | "Rc" | "Box" | "Pin"))
+                        {
+                            h.unwraps = true;
+                        }
+                        h.angles += 1;
+                    }
+                }
+            }
+            Token::Punct(b'>') => {
+                if let Some(h) = &mut head
+                    && h.depth == depth
+                {
+                    if h.generics > 0 {
+                        h.generics -= 1;
+                    } else {
+                        h.angles = h.angles.saturating_sub(1);
+                    }
+                }
+            }
+            Token::Punct(b'(' | b'[' | b'{') => {
+                if token == Token::Punct(b'{')
+                    && let Some(h) = head.take_if(|h| h.depth == depth)
+                {
+                    let owned =
+                        |v: Vec<&str>| v.into_iter().map(str::to_string).collect::<Vec<_>>();
+                    let (names, bases) = (owned(h.type_names), owned(h.trait_names));
+                    scopes.extend(names.iter().cloned());
+                    classes.push((names, bases));
+                }
+                depth += 1;
+            }
+            Token::Punct(b')' | b']' | b'}') => {
+                depth = depth.saturating_sub(1);
+                if head.as_ref().is_some_and(|h| h.depth > depth) {
+                    head = None;
+                }
+            }
+            Token::Punct(b';') if head.as_ref().is_some_and(|h| h.depth == depth) => head = None,
+            _ => {}
+        }
+        prev = word;
+    }
+    let mut functions: Vec<String> = functions.into_iter().map(str::to_string).collect();
+    functions.sort_unstable();
+    Definitions {
+        functions,
+        classes,
+        scopes,
+        module: Some(crate::frontend::rust::module_path(path).1),
+    }
+}
+
+/// What a file may define, for the languages the pre-filter reads.
+fn scan(language: Language, path: &Path, text: &str, rewrites: &Rewrites) -> Option<Definitions> {
+    match language {
+        Language::Cpp => Some(scan_cpp(text, rewrites)),
+        Language::Rust => Some(scan_rust(text, path)),
+    }
+}
+
+/// The pre-pass's rewritten macros (`PYBIND11_NAMESPACE_BEGIN(x)` becomes `namespace x {`): where
+/// one is used, its arguments and the identifiers of every expansion may name a scope.
+#[derive(Default)]
+pub struct Rewrites {
+    keys: HashSet<String>,
+    produced: Vec<String>,
+}
+
+impl Rewrites {
+    pub fn new(knowledge: &Knowledge) -> Self {
+        let keys = knowledge.prepass_rewrite.keys().cloned().collect();
+        let mut produced: Vec<String> = knowledge
+            .prepass_rewrite
+            .values()
+            .flat_map(|template| {
+                template
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || !c.is_ascii()))
+                    .filter(|w| !w.is_empty())
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        produced.sort_unstable();
+        produced.dedup();
+        Rewrites { keys, produced }
+    }
+}
+
+/// The scans of every C/C++ file, indexed by name.
+struct Index {
+    functions: HashMap<String, Vec<usize>>,
+    classes: HashMap<String, Vec<usize>>,
+    /// Base name -> names of the classes written with it as a base, over every file.
+    subclasses: HashMap<String, Vec<String>>,
+    /// Class name -> names in its base clauses, over every file.
+    bases: HashMap<String, Vec<String>>,
+    /// Class name -> each file that may define it, with the bases written there.
+    heads: HashMap<String, Vec<(usize, Vec<String>)>>,
+    /// Per file: the names that may qualify its definitions.
+    scopes: Vec<HashSet<String>>,
+    /// Per Rust file: the module path the front-end gives it.
+    modules: Vec<Option<Vec<String>>>,
+}
+
+impl Index {
+    fn new(scans: Vec<Option<Definitions>>) -> Self {
+        let mut index = Index {
+            functions: HashMap::new(),
+            classes: HashMap::new(),
+            subclasses: HashMap::new(),
+            bases: HashMap::new(),
+            heads: HashMap::new(),
+            scopes: Vec::with_capacity(scans.len()),
+            modules: Vec::with_capacity(scans.len()),
+        };
+        for (i, scan) in scans.into_iter().enumerate() {
+            let Some(scan) = scan else {
+                index.scopes.push(HashSet::new());
+                index.modules.push(None);
+                continue;
+            };
+            index.modules.push(scan.module);
+            for name in scan.functions {
+                index.functions.entry(name).or_default().push(i);
+            }
+            for (names, bases) in scan.classes {
+                for base in &bases {
+                    index
+                        .subclasses
+                        .entry(base.clone())
+                        .or_default()
+                        .extend(names.iter().cloned());
+                }
+                for name in names {
+                    index
+                        .bases
+                        .entry(name.clone())
+                        .or_default()
+                        .extend(bases.iter().cloned());
+                    index
+                        .heads
+                        .entry(name.clone())
+                        .or_default()
+                        .push((i, bases.clone()));
+                    index.classes.entry(name).or_default().push(i);
+                }
+            }
+            index.scopes.push(scan.scopes);
+        }
+        index
+    }
+
+    /// `class` and every class that may derive from it; empty when no class has that name or
+    /// base (a call on it then has no target).
+    fn derived<'s>(&'s self, class: &'s str) -> HashSet<&'s str> {
+        if !self.classes.contains_key(class) && !self.subclasses.contains_key(class) {
+            return HashSet::new();
+        }
+        closure(class, &self.subclasses)
+    }
+
+    /// Whether a definition in file `file` may have a qualified name starting with `prefix`: in
+    /// Rust, the file's module path and then names the file may nest in it; otherwise, names the
+    /// file may qualify a definition with.
+    fn may_qualify(&self, file: usize, prefix: &[String]) -> bool {
+        let rest = match &self.modules[file] {
+            Some(module) => match prefix.strip_prefix(module.as_slice()) {
+                Some(rest) => rest,
+                None => return false,
+            },
+            None => prefix,
+        };
+        rest.iter().all(|s| self.scopes[file].contains(s))
+    }
+
+    fn function_definers(&self, name: &str) -> &[usize] {
+        self.functions.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    fn class_definers(&self, name: &str) -> &[usize] {
+        self.classes.get(name).map_or(&[], Vec::as_slice)
+    }
+}
+
+fn owned(names: HashSet<&str>) -> HashSet<String> {
+    names.into_iter().map(str::to_string).collect()
+}
+
+/// `start` and every name reachable from it through `edges`.
+fn closure<'s>(start: &'s str, edges: &'s HashMap<String, Vec<String>>) -> HashSet<&'s str> {
+    let mut out = HashSet::new();
+    let mut stack = vec![start];
+    while let Some(c) = stack.pop() {
+        if out.insert(c) {
+            stack.extend(edges.get(c).into_iter().flatten().map(String::as_str));
+        }
+    }
+    out
+}
+
+/// What the files kept so far define, to decide the needs that depend on the whole program.
+#[derive(Default)]
+struct Kept {
+    /// Name -> (is declared in a class body, owner) of each kept non-lambda function.
+    functions: HashMap<String, Vec<(bool, String)>>,
+    /// Key -> owners (last segments, keyed) of the kept non-lambda functions.
+    owners: HashMap<String, BTreeSet<String>>,
+    /// Kept classes, by qualified name and by last segment.
+    classes: HashSet<String>,
+    /// Qualified names of the kept non-lambda functions.
+    qualnames: HashSet<String>,
+}
+
+impl Kept {
+    /// Adds a model; returns the `(key, owner)` pairs of functions not seen before.
+    fn add(&mut self, model: &FileModel) -> Vec<(String, String)> {
+        let mut new = Vec::new();
+        for f in &model.functions {
+            if f.kind == FunctionKind::Lambda {
+                continue;
+            }
+            let owner = f.qualname.rsplit_once("::").map_or("", |(o, _)| o);
+            self.functions
+                .entry(f.name.clone())
+                .or_default()
+                .push((f.kind == FunctionKind::Method, owner.to_string()));
+            self.qualnames.insert(f.qualname.clone());
+            let owner_key = key(last_segment(owner));
+            if !owner_key.is_empty()
+                && self
+                    .owners
+                    .entry(key(&f.name).to_string())
+                    .or_default()
+                    .insert(owner_key.to_string())
+            {
+                new.push((key(&f.name).to_string(), owner_key.to_string()));
+            }
+        }
+        for (class, _) in &model.classes {
+            self.classes.insert(class.clone());
+            self.classes.insert(last_segment(class).to_string());
+        }
+        new
+    }
+
+    /// A lower bound of the number of methods named `name` in the whole program: adding files
+    /// only adds methods (and classes that make out-of-line definitions methods).
+    fn methods(&self, name: &str) -> usize {
+        self.functions.get(name).map_or(0, |fs| {
+            fs.iter()
+                .filter(|(method, owner)| {
+                    *method
+                        || !owner.is_empty()
+                            && (self.classes.contains(owner)
+                                || self.classes.contains(last_segment(owner)))
+                })
+                .count()
+        })
+    }
+
+    /// How many different qualified names the kept functions named `name` have: with two, a call
+    /// resolved "by unique name" has no target, whatever else is parsed.
+    fn qualnames(&self, name: &str) -> usize {
+        self.functions.get(name).map_or(0, |fs| {
+            fs.iter()
+                .map(|(_, owner)| owner.as_str())
+                .collect::<HashSet<_>>()
+                .len()
+        })
+    }
+
+    /// The owners (last segments) of the kept functions whose key is `name`.
+    fn owners<'s>(&'s self, name: &str) -> impl Iterator<Item = &'s str> {
+        self.owners
+            .get(name)
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+    }
+}
+
+/// Calls on typed receivers: the methods they may reach, then the classes between those methods'
+/// owners and the receiver's class. Worked incrementally, as needs and owners arrive.
+#[derive(Default)]
+struct Typed {
+    /// Method name -> receiver classes it is called on.
+    classes_by_name: HashMap<String, Vec<String>>,
+    /// Class -> the classes that may derive from it.
+    derived: HashMap<String, HashSet<String>>,
+    /// Class -> the classes it may derive from.
+    ancestors: HashMap<String, Vec<String>>,
+    done: HashSet<(String, String)>,
+}
+
+impl Typed {
+    fn need(&mut self, name: String, class: String, index: &Index, kept: &Kept, s: &mut Selection) {
+        let derived = self
+            .derived
+            .entry(class.clone())
+            .or_insert_with(|| owned(index.derived(&class)));
+        s.pull_if(index.function_definers(&name), |j| {
+            derived.iter().any(|c| index.scopes[j].contains(c))
+        });
+        for owner in kept.owners(&name) {
+            self.chain(&class, owner, index, s);
+        }
+        self.classes_by_name.entry(name).or_default().push(class);
+    }
+
+    /// A kept function named `name` whose owner is `owner`.
+    fn owner(&mut self, name: &str, owner: &str, index: &Index, s: &mut Selection) {
+        let classes = self.classes_by_name.get(name).cloned().unwrap_or_default();
+        for class in classes {
+            self.chain(&class, owner, index, s);
+        }
+    }
+
+    /// Every definition of each class between `owner` and `class`.
+    fn chain(&mut self, class: &str, owner: &str, index: &Index, s: &mut Selection) {
+        let derived = &self.derived[class];
+        if !derived.contains(owner) || !self.done.insert((class.to_string(), owner.to_string())) {
+            return;
+        }
+        let ancestors = self.ancestors.entry(owner.to_string()).or_insert_with(|| {
+            closure(owner, &index.bases)
+                .into_iter()
+                .map(str::to_string)
+                .collect()
+        });
+        // Each class on the way keeps the definitions that give it a base on the way; in C++,
+        // where two files may define the same class (the later one wins), all of them.
+        let on_the_way: HashSet<&str> = ancestors
+            .iter()
+            .map(String::as_str)
+            .filter(|a| derived.contains(*a))
+            .collect();
+        for &between in &on_the_way {
+            if between == class {
+                continue;
+            }
+            for (file, bases) in index.heads.get(between).into_iter().flatten() {
+                let cpp = index.modules[*file].is_none();
+                if cpp || bases.iter().any(|b| on_the_way.contains(b.as_str())) {
+                    s.pull(&[*file]);
+                }
+            }
+        }
+    }
+}
+
+/// Models the files that can matter, in rounds to a fixed point (see the module doc).
+/// `model(i)` models file `i`; the result has one entry per file, `None` for a skipped file.
+///
+/// Beyond the seeds and the definers of called names, two needs depend on the program parsed so
+/// far. An owner class only has to exist once: the first file (in path order) that defines it is
+/// parsed, then the next one if that one did not. A call on a typed receiver needs, besides the
+/// methods it may reach, every definition of each class between their owners and the receiver's
+/// class (so that `derived_classes` sees the same inheritance, also where two files define a class
+/// of the same name). Untyped method calls are decided last, when nothing else is left.
+pub fn model_relevant<M>(
+    files: &[(PathBuf, Language)],
+    texts: &[Result<String, String>],
+    knowledge: &Knowledge,
+    model: M,
+) -> Vec<Option<Result<FileModel, String>>>
+where
+    M: Fn(usize) -> Result<FileModel, String> + Sync,
+{
+    let seeds = Seeds::new(knowledge);
+    let rewrites = Rewrites::new(knowledge);
+    // Per file: whether it is kept from the start, and what it may define.
+    let scans: Vec<(bool, Option<Definitions>)> = files
+        .par_iter()
+        .zip(texts)
+        .map(|((path, language), text)| match text {
+            Ok(text) => match scan(*language, path, text, &rewrites) {
+                Some(scan) => (seeds.in_text(text), Some(scan)),
+                None => (true, None),
+            },
+            Err(_) => (true, None),
+        })
+        .collect();
+    let mut selection = Selection {
+        kept: scans.iter().map(|(seed, _)| *seed).collect(),
+        next: Vec::new(),
+    };
+    let index = Index::new(scans.into_iter().map(|(_, scan)| scan).collect());
+    let mut models: Vec<Option<Result<FileModel, String>>> = files.iter().map(|_| None).collect();
+    let mut frontier: Vec<usize> = (0..files.len()).filter(|&i| selection.kept[i]).collect();
+    let mut seen: HashSet<Need> = HashSet::new();
+    let mut untyped: BTreeSet<String> = BTreeSet::new();
+    let mut owners: BTreeSet<String> = BTreeSet::new();
+    let mut typed = Typed::default();
+    let mut kept = Kept::default();
+    let mut live = Live::default();
+    let mut pending: Vec<Need> = Vec::new();
+    let mut fallbacks: BTreeSet<(String, String, bool, Vec<Vec<String>>)> = BTreeSet::new();
+    while !frontier.is_empty() || !pending.is_empty() {
+        let round: Vec<(usize, Result<FileModel, String>)> =
+            frontier.par_iter().map(|&i| (i, model(i))).collect();
+        let mut needs = std::mem::take(&mut pending);
+        for (i, result) in round {
+            if let Ok(m) = &result {
+                for (name, owner) in kept.add(m) {
+                    typed.owner(&name, &owner, &index, &mut selection);
+                }
+                live.add(i, m, files[i].1, &index, &mut needs);
+            }
+            models[i] = Some(result);
+        }
+        live.propagate(&models, files, &index, &mut needs);
+        for need in needs {
+            if !seen.insert(need.clone()) {
+                continue;
+            }
+            match need {
+                Need::Function(name) => selection.pull(index.function_definers(&name)),
+                Need::Qualified { name, qualifier } => selection
+                    .pull_if(index.function_definers(&name), |j| {
+                        index.scopes[j].contains(&qualifier)
+                    }),
+                Need::Typed { name, class } => {
+                    typed.need(name, class, &index, &kept, &mut selection)
+                }
+                Need::Scoped {
+                    name,
+                    path,
+                    prefixes,
+                    method,
+                } => {
+                    selection.pull_if(index.function_definers(&name), |j| {
+                        prefixes.iter().any(|p| index.may_qualify(j, p))
+                    });
+                    fallbacks.insert((name, path, method, prefixes));
+                }
+                Need::Untyped(name) => {
+                    untyped.insert(name);
+                }
+                Need::Owner(name) => {
+                    owners.insert(name);
+                }
+            }
+        }
+        // An owner is settled once a kept class has its name.
+        owners.retain(|name| {
+            if kept.classes.contains(name) {
+                return false;
+            }
+            match index
+                .class_definers(name)
+                .iter()
+                .find(|&&j| !selection.kept[j])
+            {
+                Some(&j) => {
+                    selection.pull(&[j]);
+                    true
+                }
+                None => false,
+            }
+        });
+        // With nothing else left to follow, decide the untyped method calls: a name that already
+        // has too many methods resolves nowhere, whatever else is parsed.
+        if selection.next.is_empty() {
+            for (name, path, method, prefixes) in std::mem::take(&mut fallbacks) {
+                // Every function the scoped lookup may find is kept by now: when one is, the
+                // call never falls back.
+                let found = std::iter::once(path.clone())
+                    .chain(prefixes.iter().map(|p| format!("{}::{path}", p.join("::"))))
+                    .any(|q| kept.qualnames.contains(&q));
+                let open = !found
+                    && if method {
+                        kept.methods(&path) <= MAX_UNTYPED_FANOUT
+                    } else {
+                        kept.qualnames(&path) < 2
+                    };
+                if open {
+                    selection.pull(index.function_definers(&name));
+                }
+            }
+            for name in std::mem::take(&mut untyped) {
+                if kept.methods(&name) <= MAX_UNTYPED_FANOUT {
+                    selection.pull(index.function_definers(key(&name)));
+                }
+            }
+            // Their methods, now known, are live; their calls are needs of the next round.
+            let mut needs = Vec::new();
+            if !live.decide_untyped(&kept, &index).is_empty() {
+                live.propagate(&models, files, &index, &mut needs);
+                pending.extend(needs);
+            }
+        }
+        frontier = std::mem::take(&mut selection.next);
+        frontier.sort_unstable();
+    }
+    models
+}
+
+/// The functions that may run: the targets of the bindings, and every kept function that a call
+/// in one of them may resolve to. A superset of what the call graph will reach: a call `a::f`
+/// only ever resolves to a function whose qualified name is `a::f` or ends with `::a::f`, a
+/// method call on a typed receiver to a method of a class that may derive from the receiver's,
+/// and a method call on an unknown receiver (C++) to a method of that name, or to none when more
+/// than [`MAX_UNTYPED_FANOUT`] are kept. Only the calls of live functions are needs.
+#[derive(Default)]
+struct Live {
+    /// Key -> the kept non-lambda functions with it: (file, function, qualified name, owner).
+    by_key: HashMap<String, Vec<(usize, FnId, String, String)>>,
+    /// Key -> the calls made from live functions (or bindings) to that name.
+    patterns: HashMap<String, BTreeSet<Pattern>>,
+    /// Untyped method calls (C++), by name, until the number of such methods is known.
+    untyped: BTreeSet<String>,
+    done: HashSet<(usize, FnId)>,
+    queue: Vec<(usize, FnId)>,
+    /// Class -> the classes that may derive from it.
+    derived: HashMap<String, HashSet<String>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Pattern {
+    /// Functions whose qualified name is this path or ends with `::` and it.
+    Path(String),
+    /// Functions whose owner may derive from this class.
+    OwnedBy(String),
+}
+
+impl Live {
+    fn matches(
+        derived: &mut HashMap<String, HashSet<String>>,
+        pattern: &Pattern,
+        qualname: &str,
+        owner: &str,
+        index: &Index,
+    ) -> bool {
+        match pattern {
+            Pattern::Path(path) => {
+                qualname == path
+                    || qualname
+                        .strip_suffix(path.as_str())
+                        .is_some_and(|head| head.ends_with("::"))
+            }
+            Pattern::OwnedBy(class) => derived
+                .entry(class.clone())
+                .or_insert_with(|| owned(index.derived(class)))
+                .contains(owner),
+        }
+    }
+
+    fn add(
+        &mut self,
+        file: usize,
+        model: &FileModel,
+        language: Language,
+        index: &Index,
+        needs: &mut Vec<Need>,
+    ) {
+        for (id, f) in model.functions.iter().enumerate() {
+            if f.kind == FunctionKind::Lambda {
+                continue;
+            }
+            let k = key(&f.name).to_string();
+            let owner = f
+                .qualname
+                .rsplit_once("::")
+                .map_or("", |(o, _)| key(last_segment(o)));
+            let derived = &mut self.derived;
+            let live = self.patterns.get(&k).is_some_and(|ps| {
+                ps.iter()
+                    .any(|p| Self::matches(derived, p, &f.qualname, owner, index))
+            });
+            if live {
+                self.queue.push((file, id));
+            }
+            self.by_key.entry(k).or_default().push((
+                file,
+                id,
+                f.qualname.clone(),
+                owner.to_string(),
+            ));
+        }
+        for binding in &model.bindings {
+            let from = (binding.scope.as_slice(), binding.usings.as_slice());
+            self.target(file, &binding.target, from, language, index, needs);
+        }
+    }
+
+    /// A call from live code.
+    fn target(
+        &mut self,
+        file: usize,
+        target: &CallTarget,
+        (scope, usings): (&[String], &[String]),
+        language: Language,
+        index: &Index,
+        needs: &mut Vec<Need>,
+    ) {
+        let CallTarget::Named { path, receiver } = target else {
+            if let CallTarget::Direct(id) = target {
+                self.queue.push((file, *id));
+            }
+            return;
+        };
+        needs.extend(target_need(language, target, scope, usings));
+        let pattern = match receiver {
+            Receiver::Typed(class) => Pattern::OwnedBy(key(last_segment(class)).to_string()),
+            Receiver::Object if language == Language::Cpp => {
+                self.untyped.insert(path.clone());
+                return;
+            }
+            Receiver::Object => return,
+            Receiver::None | Receiver::This => Pattern::Path(path.clone()),
+        };
+        self.pattern(key(last_segment(path)), pattern, index);
+    }
+
+    fn pattern(&mut self, k: &str, pattern: Pattern, index: &Index) {
+        if self.patterns.get(k).is_some_and(|ps| ps.contains(&pattern)) {
+            return;
+        }
+        for (file, id, qualname, owner) in self.by_key.get(k).into_iter().flatten() {
+            if Self::matches(&mut self.derived, &pattern, qualname, owner, index) {
+                self.queue.push((*file, *id));
+            }
+        }
+        self.patterns
+            .entry(k.to_string())
+            .or_default()
+            .insert(pattern);
+    }
+
+    /// The untyped method calls whose name has at most [`MAX_UNTYPED_FANOUT`] methods kept: the
+    /// methods of that name are live (when there are more, they resolve to none). Returns them.
+    fn decide_untyped(&mut self, kept: &Kept, index: &Index) -> Vec<String> {
+        let open: Vec<String> = std::mem::take(&mut self.untyped)
+            .into_iter()
+            .filter(|name| kept.methods(name) <= MAX_UNTYPED_FANOUT)
+            .collect();
+        for name in &open {
+            self.pattern(key(name), Pattern::Path(name.clone()), index);
+        }
+        open
+    }
+
+    fn propagate(
+        &mut self,
+        models: &[Option<Result<FileModel, String>>],
+        files: &[(PathBuf, Language)],
+        index: &Index,
+        needs: &mut Vec<Need>,
+    ) {
+        while let Some((file, id)) = self.queue.pop() {
+            if !self.done.insert((file, id)) {
+                continue;
+            }
+            let Some(Ok(model)) = &models[file] else {
+                continue;
+            };
+            let Some(function) = model.functions.get(id) else {
+                continue;
+            };
+            needs.extend(owner_need(function));
+            let from = (function.scope.as_slice(), function.usings.as_slice());
+            for call in &function.calls {
+                self.target(file, &call.target, from, files[file].1, index, needs);
+            }
+        }
+    }
+}
+
+/// The files kept so far, and those kept since the last round.
+struct Selection {
+    kept: Vec<bool>,
+    next: Vec<usize>,
+}
+
+impl Selection {
+    fn pull(&mut self, files: &[usize]) {
+        self.pull_if(files, |_| true);
+    }
+
+    fn pull_if(&mut self, files: &[usize], keep: impl Fn(usize) -> bool) {
+        for &j in files {
+            if !self.kept[j] && keep(j) {
+                self.kept[j] = true;
+                self.next.push(j);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(text: &str) -> Definitions {
+        scan_cpp(text, &Rewrites::new(&Knowledge::builtin()))
+    }
+
+    #[test]
+    fn finds_function_and_class_definitions_not_calls() {
+        let text = r#"
+            namespace ns {
+            struct Foo : public Bar<int, 2>, private Baz { void method() const override { helper(1); } };
+            static int free_fn(int a, int b = g(2)) noexcept(true) { return call(a) ? x(b) : y(b); }
+            Foo::Foo(int a) : base_(a), other_{a} { }
+            auto trailing(int x) -> decltype(x) { return x; }
+            template <> void spec<int>(int) {}
+            Foo::~Foo() {}
+            bool operator==(const Foo&, const Foo&) { return true; }
+            void declared_only(int);
+            int value = compute(3);
+            template <class T> void tmpl(T t) { if (check(t)) { run(t); } }
+            PYBIND11_MODULE(m, mod) { mod.def("f", &free_fn); }
+            void with_try() try { risky(); } catch (...) {}
+            template <class T> struct Spec<T*> : Base2 {};
+            }
+        "#;
+        let d = scan(text);
+        for name in [
+            "Foo",
+            "method",
+            "free_fn",
+            "trailing",
+            "spec",
+            "operator==",
+            "tmpl",
+            "PYBIND11_MODULE",
+            "with_try",
+        ] {
+            assert!(
+                d.functions.contains(&name.to_string()),
+                "{name} missing from {:?}",
+                d.functions
+            );
+        }
+        for name in [
+            "helper",
+            "g",
+            "call",
+            "x",
+            "y",
+            "declared_only",
+            "compute",
+            "check",
+            "run",
+            "risky",
+            "T",
+            "Bar",
+            "if",
+            "catch",
+        ] {
+            assert!(
+                !d.functions.contains(&name.to_string()),
+                "{name} wrongly in {:?}",
+                d.functions
+            );
+        }
+        let heads: Vec<_> = d
+            .classes
+            .iter()
+            .map(|(n, b)| (n.join(" "), b.join(" ")))
+            .collect();
+        assert!(
+            heads.contains(&("Foo".into(), "public Bar private Baz".into())),
+            "{heads:?}"
+        );
+        assert!(
+            heads.contains(&("Spec".into(), "Base2".into())),
+            "{heads:?}"
+        );
+        assert!(!heads.iter().any(|(n, _)| n == "T"), "{heads:?}");
+        for scope in ["ns", "Foo", "Spec"] {
+            assert!(
+                d.scopes.contains(scope),
+                "{scope} missing from {:?}",
+                d.scopes
+            );
+        }
+    }
+
+    #[test]
+    fn ignores_comments_strings_and_directives() {
+        let text = "// void a() {}\n/* void b() {} */\nconst char* s = \"void c() {}\";\n\
+                    #define D(x) void d() {}\nauto r = R\"x(void e() {})x\";\nvoid f() {}\n";
+        assert_eq!(scan(text).functions, vec!["f".to_string()]);
+    }
+
+    #[test]
+    fn operators_are_spelled_as_the_front_end_does() {
+        let d =
+            scan("struct A { int operator()(int) { return 0; } void* operator new (size_t); };");
+        assert!(
+            d.functions.contains(&"operator()".to_string()),
+            "{:?}",
+            d.functions
+        );
+        assert!(
+            d.functions.contains(&"operatornew".to_string()),
+            "{:?}",
+            d.functions
+        );
+    }
+
+    #[test]
+    fn qualifiers_and_rewritten_namespaces_are_scopes() {
+        let d = scan("void a::B<int>::f() {}\nPYBIND11_NAMESPACE_BEGIN(detail)\nvoid g() {}\n");
+        for scope in ["a", "B", "detail", "pybind11"] {
+            assert!(
+                d.scopes.contains(scope),
+                "{scope} missing from {:?}",
+                d.scopes
+            );
+        }
+    }
+
+    #[test]
+    fn rust_scan_finds_functions_impls_and_scopes() {
+        let text = r##"
+            //! fn not_this() {}
+            use pyo3::prelude::*;
+            /* nested /* fn nor_this() {} */ still a comment fn nor_that() {} */
+            const S: &str = "fn no() {}";
+            const R: &str = r#"fn raw() {} "#;
+            fn free<'a>(x: &'a str) -> char { let c = '{'; c }
+            impl<T: Clone> Trait<Vec<T>> for Arc<Widget<T>> where T: Copy {
+                fn method(&self) {}
+            }
+            impl Gadget { fn other(&self) {} }
+            mod inner { pub trait Poke { fn poke(&self) {} } }
+            fn r#type() {}
+        "##;
+        let d = scan_rust(text, Path::new("crates/my-crate/src/a/b.rs"));
+        assert_eq!(
+            d.functions,
+            ["free", "method", "other", "poke", "type"].map(String::from)
+        );
+        let heads: Vec<_> = d
+            .classes
+            .iter()
+            .map(|(n, b)| (n.join(" "), b.join(" ")))
+            .collect();
+        assert_eq!(
+            heads,
+            [
+                ("Arc Widget T".into(), "Trait".into()),
+                ("Gadget".into(), String::new())
+            ]
+        );
+        for scope in ["Gadget", "Widget", "inner", "Poke", "my_crate", "a", "b"] {
+            assert!(
+                d.scopes.contains(scope),
+                "{scope} missing from {:?}",
+                d.scopes
+            );
+        }
+        assert_eq!(
+            d.module,
+            Some(["my_crate", "a", "b"].map(String::from).to_vec())
+        );
+    }
+
+    #[test]
+    fn keys_match_what_the_scan_indexes() {
+        assert_eq!(key("~Foo"), "Foo");
+        assert_eq!(key("f"), "f");
+        assert_eq!(key("operator()"), "operator()");
+        assert_eq!(key("(*get)"), "get");
+    }
+
+    #[test]
+    fn keywords_are_sorted_for_binary_search() {
+        assert!(KEYWORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn seeds_are_whole_identifiers() {
+        let p = Seeds::new(&Knowledge::builtin());
+        assert!(p.in_text("PYBIND11_MODULE(x, m) {}"));
+        assert!(p.in_text("m.def(\"f\", &f);"));
+        assert!(!p.in_text("#define X default"));
+        assert!(!p.in_text("int undef_x;"));
+    }
+}

@@ -1,0 +1,34 @@
+//! Inputs that crashed a fuzz target (`fuzz/`), kept as regression tests: each file under
+//! `tests/fuzz_regressions/` goes through everything the fuzz targets run.
+
+use std::path::Path;
+
+use gil_lint::frontend::{self, Language};
+use gil_lint::knowledge::Knowledge;
+use gil_lint::prefilter::{Rewrites, Seeds, scan_cpp, scan_rust};
+
+#[test]
+fn every_fuzz_regression_runs_clean() {
+    let knowledge = Knowledge::builtin();
+    let seeds = Seeds::new(&knowledge);
+    let rewrites = Rewrites::new(&knowledge);
+    let mut inputs: Vec<_> = std::fs::read_dir("tests/fuzz_regressions")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    inputs.sort();
+    assert!(!inputs.is_empty());
+    for input in inputs {
+        let bytes = std::fs::read(&input).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        // Each input runs as both languages, as the fuzz targets do.
+        let _ = seeds.in_text(&text);
+        let _ = scan_cpp(&text, &rewrites);
+        let _ = scan_rust(&text, Path::new("src/lib.rs"));
+        let _ = frontend::cpp::wrapper_macros(&text, &knowledge);
+        let cleaned = frontend::cpp::neutralise(&text, &knowledge);
+        assert_eq!(cleaned.len(), text.len(), "{}", input.display());
+        let _ = frontend::extract(Language::Cpp, &input, &text, &knowledge);
+        let _ = frontend::extract(Language::Rust, Path::new("src/lib.rs"), &text, &knowledge);
+    }
+}

@@ -1,0 +1,477 @@
+//! Hostile input, run through the built binary: each case gives one line naming the file and the
+//! right exit code (0 clean, 1 findings, 2 nothing readable or a bad argument), never a crash, a
+//! hang or a stack overflow, and gil-lint never writes inside the checked tree.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+/// A binding whose callee needs the GIL but is entered without it: one finding.
+const WITH_FINDING: &str = "#include <pybind11/pybind11.h>\nnamespace py = pybind11;\n\
+void f() { py::print(\"x\"); }\n\
+PYBIND11_MODULE(m, mod) { mod.def(\"f\", &f, py::call_guard<py::gil_scoped_release>()); }\n";
+
+/// Everything under `root` (not following symbolic links): kind, size, modification time and
+/// contents, to show that a run changed nothing.
+fn snapshot(root: &Path) -> BTreeMap<PathBuf, String> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            out.insert(dir, "unreadable directory".to_string());
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let kind = if meta.is_symlink() {
+                format!("link to {:?}", std::fs::read_link(&path).unwrap())
+            } else if meta.is_dir() {
+                stack.push(path.clone());
+                "dir".to_string()
+            } else {
+                let contents = std::fs::read(&path).map(|b| {
+                    b.iter().fold(0xcbf29ce484222325u64, |h, &x| {
+                        (h ^ x as u64).wrapping_mul(0x100000001b3)
+                    })
+                });
+                format!("file {} bytes {contents:?}", meta.len())
+            };
+            out.insert(
+                path,
+                format!("{kind} modified {:?}", meta.modified().unwrap()),
+            );
+        }
+    }
+    out
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    /// Everything on stderr but the summary line.
+    stderr: String,
+    /// `checked N files in ...: ...`.
+    summary: String,
+}
+
+impl Run {
+    /// The summary says `files` files were checked and gives `findings` findings.
+    fn assert_summary(&self, files: usize, findings: usize) {
+        let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+        let checked = format!("checked {} in ", plural(files, "file"));
+        let found = if findings == 0 {
+            ": no findings".to_string()
+        } else {
+            format!(": {}", plural(findings, "finding"))
+        };
+        assert!(
+            self.summary.starts_with(&checked) && self.summary.contains(&found),
+            "expected `{checked}...{found}`, got `{}`",
+            self.summary
+        );
+    }
+}
+
+/// Runs `gil-lint check ARGS` in `dir`, with a watchdog against hangs, and checks that nothing
+/// under `dir` changed.
+fn check(dir: &Path, args: &[&str]) -> Run {
+    check_as(&[], dir, args)
+}
+
+/// [`check`] through a command prefix (`setpriv ...` to run unprivileged).
+fn check_as(prefix: &[&str], dir: &Path, args: &[&str]) -> Run {
+    let before = snapshot(dir);
+    let mut command = match prefix.split_first() {
+        Some((program, rest)) => {
+            let mut c = Command::new(program);
+            c.args(rest).arg(env!("CARGO_BIN_EXE_gil-lint"));
+            c
+        }
+        None => Command::new(env!("CARGO_BIN_EXE_gil-lint")),
+    };
+    let mut child = command
+        .arg("check")
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(300) {
+            child.kill().unwrap();
+            panic!("gil-lint check {args:?} hung");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = child.wait_with_output().unwrap();
+    assert_eq!(
+        snapshot(dir),
+        before,
+        "gil-lint check {args:?} changed the tree"
+    );
+    let stderr = String::from_utf8_lossy(&stderr).into_owned();
+    let (summary, rest): (Vec<&str>, Vec<&str>) =
+        stderr.lines().partition(|l| l.starts_with("checked "));
+    let run = Run {
+        code: status
+            .code()
+            .unwrap_or_else(|| panic!("killed by a signal: {status:?}")),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: rest.iter().map(|l| format!("{l}\n")).collect(),
+        summary: summary.join("\n"),
+    };
+    assert!(
+        !run.stderr.contains("panicked") && !run.stderr.contains("overflow"),
+        "{}",
+        run.stderr
+    );
+    run
+}
+
+fn tree(files: &[(&str, &[u8])]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, contents) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+    }
+    dir
+}
+
+/// The stderr lines, asserting each names `file`.
+fn warnings_naming(run: &Run, file: &str) -> Vec<String> {
+    let lines: Vec<String> = run.stderr.lines().map(str::to_string).collect();
+    for line in &lines {
+        assert!(
+            line.contains(file) || line == "error: no file could be read",
+            "`{line}` does not name {file}"
+        );
+    }
+    lines
+}
+
+#[test]
+fn a_binary_file_is_skipped_with_one_line() {
+    let mut binary: Vec<u8> = b"\x7fELF\x02\x01\x01\x00".to_vec();
+    binary.extend((0..4096u32).map(|i| (i * 37 % 256) as u8));
+    let ascii_with_nul = b"int x;\0\0\0int y;\n";
+    let dir = tree(&[
+        ("ok.cpp", WITH_FINDING.as_bytes()),
+        ("blob.cpp", &binary),
+        ("nul.h", ascii_with_nul),
+    ]);
+    let run = check(dir.path(), &["."]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    run.assert_summary(1, 1);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", run.stderr);
+    assert!(
+        lines[0].starts_with("warning: ./blob.cpp: binary file"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].starts_with("warning: ./nul.h: binary file"),
+        "{}",
+        lines[1]
+    );
+
+    let run = check(dir.path(), &["blob.cpp"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(warnings_naming(&run, "blob.cpp").len(), 2, "{}", run.stderr);
+}
+
+#[test]
+fn invalid_utf8_is_skipped_with_one_line() {
+    let dir = tree(&[
+        ("ok.cpp", WITH_FINDING.as_bytes()),
+        ("latin1.cpp", b"// caf\xe9\nint x;\n"),
+    ]);
+    let run = check(dir.path(), &["."]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "warning: ./latin1.cpp: not valid UTF-8 (byte 6), skipped\n"
+    );
+    let run = check(dir.path(), &["latin1.cpp"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(warnings_naming(&run, "latin1.cpp").len(), 2);
+}
+
+#[test]
+fn a_ten_megabyte_line() {
+    let filler = "x".repeat(10 << 20);
+    // A finding on the long line itself, and a long line of code that matters.
+    let on_the_line = format!(
+        "#include <pybind11/pybind11.h>\nnamespace py = pybind11;\nvoid f() {{ py::print(\"{filler}\"); }}\n\
+         PYBIND11_MODULE(m, mod) {{ mod.def(\"f\", &f, py::call_guard<py::gil_scoped_release>()); }}\n"
+    );
+    let code: String = (0..400_000).map(|i| format!("int v{i} = {i};")).collect();
+    let dir = tree(&[
+        ("long.cpp", on_the_line.as_bytes()),
+        (
+            "code.cpp",
+            format!("PYBIND11_MODULE(n, mod) {{}} {code}\n").as_bytes(),
+        ),
+        ("comment.h", format!("// {filler}").as_bytes()),
+    ]);
+    let run = check(dir.path(), &[".", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.stderr, "");
+    assert!(
+        run.stdout.contains("\"files_scanned\": 3"),
+        "{}",
+        &run.stdout[..run.stdout.len().min(2000)]
+    );
+    let run = check(dir.path(), &["code.cpp", "comment.h", "--no-prefilter"]);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+    run.assert_summary(2, 0);
+}
+
+#[test]
+fn deep_nesting_does_not_overflow_the_stack() {
+    let n = 10_000;
+    let open = |s: &str| s.repeat(n);
+    let module = "PYBIND11_MODULE(m, mod) { mod.def(\"f\", &f); }\n";
+    let cases = [
+        (
+            "braces.cpp",
+            format!("void f() {}{}\n{module}", open("{"), open("}")),
+        ),
+        (
+            "parens.cpp",
+            format!("int x = {}1{};\n{module}", open("("), open(")")),
+        ),
+        (
+            "calls.cpp",
+            format!("void f() {{ {}{}; }}\n{module}", open("g("), open(")")),
+        ),
+        (
+            "brackets.cpp",
+            format!("void f() {{ a{}0{}; }}\n{module}", open("["), open("]")),
+        ),
+        (
+            "declarator.cpp",
+            format!("void {}f{}() {{}}\n{module}", open("("), open(")")),
+        ),
+        (
+            "lambdas.cpp",
+            format!(
+                "void f() {{ {}0{}; }}\n{module}",
+                open("[]{ return "),
+                open(";}()")
+            ),
+        ),
+        (
+            "namespaces.cpp",
+            format!("{}{}\n{module}", open("namespace a { "), open("}")),
+        ),
+        (
+            "classes.cpp",
+            format!("{}{}\n{module}", open("struct A { "), open("};")),
+        ),
+        (
+            "templates.cpp",
+            format!("X{}{} x;\n{module}", open("<X"), open(">")),
+        ),
+        (
+            "ifdefs.cpp",
+            format!(
+                "{}void f() {{}}\n{}{module}",
+                open("#ifdef A\n"),
+                open("#endif\n")
+            ),
+        ),
+        (
+            "unclosed.cpp",
+            format!("void f() {}\n{module}", open("{ (")),
+        ),
+    ];
+    let files: Vec<(&str, &[u8])> = cases.iter().map(|(n, t)| (*n, t.as_bytes())).collect();
+    let dir = tree(&files);
+    for (name, _) in &cases {
+        for extra in [None, Some("--no-prefilter")] {
+            let args: Vec<&str> = std::iter::once(*name).chain(extra).collect();
+            let run = check(dir.path(), &args);
+            assert!(run.code <= 1, "{name}: exit {}\n{}", run.code, run.stderr);
+            assert_eq!(run.stderr, "", "{name}");
+            assert!(
+                run.summary.starts_with("checked 1 file in "),
+                "{name}: {}",
+                run.summary
+            );
+        }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn symbolic_link_loops_are_not_followed() {
+    let dir = tree(&[("src/ok.cpp", WITH_FINDING.as_bytes())]);
+    let src = dir.path().join("src");
+    std::os::unix::fs::symlink("self.cpp", src.join("self.cpp")).unwrap();
+    std::os::unix::fs::symlink("b.h", src.join("a.h")).unwrap();
+    std::os::unix::fs::symlink("a.h", src.join("b.h")).unwrap();
+    std::os::unix::fs::symlink("..", src.join("parent")).unwrap();
+    let run = check(dir.path(), &["."]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.stderr, "");
+    run.assert_summary(1, 1);
+
+    // Named on the command line, a loop is a path that cannot be opened.
+    let run = check(dir.path(), &["src/self.cpp"]);
+    assert_eq!(run.code, 2);
+    let lines = warnings_naming(&run, "src/self.cpp");
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+}
+
+/// `chmod 000` does not stop a privileged user (root in a container) from reading. Then the
+/// binary is run as `nobody` through `setpriv` when it exists; otherwise the case cannot be made
+/// here, and the test says so rather than pretend. Returns the command prefix to run with.
+#[cfg(unix)]
+fn unprivileged(dir: &Path, probe: &Path) -> Option<Vec<&'static str>> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(probe, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let readable = std::fs::read(probe).is_ok();
+    std::fs::set_permissions(probe, std::fs::Permissions::from_mode(0o644)).unwrap();
+    if !readable {
+        return Some(Vec::new());
+    }
+    let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"]
+        .into_iter()
+        .find(|p| Path::new(p).exists());
+    let Some(setpriv) = setpriv else {
+        eprintln!("skipped: chmod 000 does not stop this user (root?) and there is no setpriv");
+        return None;
+    };
+    // `nobody` must reach the tree and the binary.
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let prefix = vec![setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"];
+    let probe_run = Command::new(prefix[0])
+        .args(&prefix[1..])
+        .arg(env!("CARGO_BIN_EXE_gil-lint"))
+        .arg("--version")
+        .output();
+    if !probe_run.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: running as root, and the binary cannot be run as nobody");
+        return None;
+    }
+    Some(prefix)
+}
+
+#[cfg(unix)]
+#[test]
+fn an_unreadable_file_gives_one_line() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tree(&[
+        ("ok.cpp", WITH_FINDING.as_bytes()),
+        ("secret.cpp", b"int x;\n"),
+        ("locked/inner.cpp", b"int y;\n"),
+    ]);
+    let secret = dir.path().join("secret.cpp");
+    let Some(prefix) = unprivileged(dir.path(), &secret) else {
+        return;
+    };
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let run = check_as(&prefix, dir.path(), &["."]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "warning: ./secret.cpp: cannot read: Permission denied (os error 13)\n"
+    );
+    let run = check_as(&prefix, dir.path(), &["secret.cpp"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        warnings_naming(&run, "secret.cpp").len(),
+        2,
+        "{}",
+        run.stderr
+    );
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).unwrap();
+
+    let locked = dir.path().join("locked");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let run = check_as(&prefix, dir.path(), &["."]);
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("./locked") && run.stderr.contains("Permission denied"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+}
+
+/// A file found by the walk and removed before it is read: the read error path.
+#[test]
+fn a_file_removed_mid_run_gives_one_line() {
+    let dir = tree(&[
+        ("ok.cpp", WITH_FINDING.as_bytes()),
+        ("gone.cpp", b"int x;\n"),
+    ]);
+    let found = gil_lint::discover::discover(
+        &[dir.path().to_path_buf()],
+        &gil_lint::discover::exclude_set(&[]).unwrap(),
+    );
+    assert_eq!(found.files.len(), 2);
+    std::fs::remove_file(dir.path().join("gone.cpp")).unwrap();
+    let knowledge = gil_lint::knowledge::Knowledge::builtin();
+    for prefilter in [true, false] {
+        let options = gil_lint::Options { prefilter };
+        let analysis = gil_lint::analyse_files_opts(&found.files, &knowledge, &|_| {}, options);
+        assert_eq!(analysis.findings.len(), 1);
+        assert_eq!(analysis.errors.len(), 1, "{:?}", analysis.errors);
+        let error = &analysis.errors[0];
+        assert!(
+            error.contains("gone.cpp: cannot read: No such file or directory")
+                && !error.contains('\n'),
+            "{error}"
+        );
+    }
+}
+
+#[test]
+fn an_empty_directory_is_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    let run = check(dir.path(), &["empty"]);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+    assert_eq!(run.stdout, "");
+    run.assert_summary(0, 0);
+}
+
+#[test]
+fn a_nonexistent_path_is_a_usage_error() {
+    let dir = tree(&[("ok.cpp", WITH_FINDING.as_bytes())]);
+    let run = check(dir.path(), &["ok.cpp", "missing/nope.cpp"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "error: missing/nope.cpp: no such file or directory\n"
+    );
+    assert_eq!(run.stdout, "");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_control_character_in_a_file_name_stays_on_one_line() {
+    let dir = tree(&[
+        ("ok.cpp", WITH_FINDING.as_bytes()),
+        ("bad\nname.cpp", b"\xff\n"),
+    ]);
+    let run = check(dir.path(), &["."]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "warning: ./bad\\nname.cpp: not valid UTF-8 (byte 0), skipped\n"
+    );
+}
