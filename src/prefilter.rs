@@ -998,6 +998,59 @@ impl Iterator for RustLexer<'_> {
     }
 }
 
+/// Deepest bracket nesting the Rust front-end is given.
+pub const MAX_RUST_NESTING: usize = 256;
+/// Longest run of tokens in one bracket level without a `,` or `;` (a chain of unary operators,
+/// of method calls, of generic types, of assignments...) the Rust front-end is given.
+pub const MAX_RUST_RUN: usize = 4096;
+
+/// Whether Rust text is shallow enough for the recursive parser and walker of the Rust
+/// front-end: nesting deeper than [`MAX_RUST_NESTING`] brackets, or [`MAX_RUST_RUN`] tokens without
+/// a separator, would overflow the stack. Real code stays far below both.
+pub fn rust_depth_within_bounds(text: &str) -> Result<(), String> {
+    let lexer = RustLexer {
+        bytes: text.as_bytes(),
+        i: 0,
+    };
+    // The tokens since the last separator, per open bracket.
+    let mut runs = vec![0usize];
+    for token in lexer {
+        match token {
+            Token::Punct(b'(' | b'[' | b'{') => {
+                if let Some(run) = runs.last_mut() {
+                    *run += 1;
+                }
+                runs.push(0);
+                if runs.len() > MAX_RUST_NESTING {
+                    return Err(format!(
+                        "brackets nested deeper than {MAX_RUST_NESTING} levels, skipped"
+                    ));
+                }
+            }
+            Token::Punct(b')' | b']' | b'}') if runs.len() > 1 => {
+                runs.pop();
+            }
+            Token::Punct(b',' | b';') => {
+                if let Some(run) = runs.last_mut() {
+                    *run = 0;
+                }
+            }
+            _ => {
+                let run = runs
+                    .last_mut()
+                    .expect("the outermost level is never closed");
+                *run += 1;
+                if *run > MAX_RUST_RUN {
+                    return Err(format!(
+                        "more than {MAX_RUST_RUN} tokens without a separator, skipped"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Rust keywords that may stand in an `impl` head.
 const RUST_HEAD_KEYWORDS: &[&str] = &["const", "dyn", "impl", "mut", "unsafe"];
 

@@ -313,6 +313,72 @@ fn deep_nesting_does_not_overflow_the_stack() {
     }
 }
 
+/// The Rust front-end parses and walks recursively: what is nested too deeply for it is skipped
+/// with one line, as is a run of thousands of operators, calls or closures with no separator.
+#[test]
+fn deep_rust_nesting_is_skipped_with_one_line() {
+    let n = 10_000;
+    let open = |s: &str| s.repeat(n);
+    let binding = "#[pyfunction]\nfn f() {}\n";
+    let cases = [
+        (
+            "braces.rs",
+            format!("{binding}fn g() {}{}\n", open("{"), open("}")),
+        ),
+        (
+            "parens.rs",
+            format!(
+                "{binding}fn g() {{ let x = {}1{}; }}\n",
+                open("("),
+                open(")")
+            ),
+        ),
+        (
+            "calls.rs",
+            format!("{binding}fn g() {{ {}{}; }}\n", open("h("), open(")")),
+        ),
+        (
+            "modules.rs",
+            format!("{binding}{}{}\n", open("mod a { "), open("}")),
+        ),
+        ("unclosed.rs", format!("{binding}fn g() {}\n", open("{ ("))),
+        (
+            "unary.rs",
+            format!("{binding}fn g() {{ let y = {}x; }}\n", open("-")),
+        ),
+        (
+            "chain.rs",
+            format!("{binding}fn g() {{ x{}; }}\n", open(".a()")),
+        ),
+        (
+            "closures.rs",
+            format!("{binding}fn g() {{ let c = {}1; }}\n", open("|| ")),
+        ),
+        (
+            "types.rs",
+            format!("{binding}type T = {}u8{};\n", open("Vec<"), open(">")),
+        ),
+    ];
+    let mut files: Vec<(&str, &[u8])> = cases.iter().map(|(n, t)| (*n, t.as_bytes())).collect();
+    files.push(("ok.cpp", WITH_FINDING.as_bytes()));
+    let dir = tree(&files);
+    for (name, _) in &cases {
+        for extra in [None, Some("--no-prefilter")] {
+            let args: Vec<&str> = ["ok.cpp", name].into_iter().chain(extra).collect();
+            let run = check(dir.path(), &args);
+            assert_eq!(run.code, 1, "{name}: {}", run.stderr);
+            assert_eq!(run.stderr.lines().count(), 1, "{name}: {}", run.stderr);
+            assert!(
+                run.stderr.starts_with(&format!("warning: {name}: "))
+                    && run.stderr.trim_end().ends_with("skipped"),
+                "{name}: {}",
+                run.stderr
+            );
+            run.assert_summary(1, 1);
+        }
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn symbolic_link_loops_are_not_followed() {

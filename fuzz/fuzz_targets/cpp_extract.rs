@@ -12,11 +12,23 @@ fn knowledge() -> &'static Knowledge {
     K.get_or_init(Knowledge::builtin)
 }
 
+/// Runs `f` as gil-lint runs a front-end: on a worker thread with the pool's stack size.
+fn on_worker<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(64 << 20)
+            .spawn_scoped(s, f)
+            .expect("a thread can be started")
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e))
+    })
+}
+
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let k = knowledge();
     let _ = cpp::wrapper_macros(&text, k);
     let cleaned = cpp::neutralise(&text, k);
     assert_eq!(cleaned.len(), text.len(), "the pre-pass keeps every offset");
-    let _ = cpp::extract(&text, k);
+    on_worker(|| cpp::extract(&text, k));
 });

@@ -40,6 +40,8 @@ pub fn extract(
 ) -> Result<FileModel, String> {
     match language {
         Language::Cpp => Ok(cpp::extract(text, knowledge)),
-        Language::Rust => rust::extract(path, text, knowledge),
+        // syn parses and the walker visits recursively: refuse what would overflow the stack.
+        Language::Rust => crate::prefilter::rust_depth_within_bounds(text)
+            .and_then(|()| rust::extract(path, text, knowledge)),
     }
 }
