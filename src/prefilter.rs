@@ -449,8 +449,7 @@ impl Iterator for Lexer<'_> {
             self.line_start = false;
             match b {
                 b'/' if bytes.get(self.i + 1) == Some(&b'/') => {
-                    self.i =
-                        memchr::memchr(b'\n', &bytes[self.i..]).map_or(bytes.len(), |p| self.i + p);
+                    self.i = line_end(bytes, self.i);
                 }
                 b'/' if bytes.get(self.i + 1) == Some(&b'*') => {
                     self.i = memchr::memmem::find(&bytes[self.i + 2..], b"*/")
@@ -460,9 +459,7 @@ impl Iterator for Lexer<'_> {
                 b'0'..=b'9' => self.skip_number(),
                 _ if is_ident_byte(b) => {
                     let start = self.i;
-                    while self.i < bytes.len() && is_ident_byte(bytes[self.i]) {
-                        self.i += 1;
-                    }
+                    self.i = identifier_end(bytes, self.i);
                     let end = self.i;
                     // A string's encoding prefix, or a raw string.
                     if bytes.get(end) == Some(&b'"') {
@@ -480,24 +477,39 @@ impl Iterator for Lexer<'_> {
                     }
                     return Some(Token::Ident(start, end));
                 }
-                _ => {
-                    self.i += 1;
-                    return Some(match (b, bytes.get(self.i)) {
-                        (b'-', Some(b'>')) => {
-                            self.i += 1;
-                            Token::Arrow
-                        }
-                        (b':', Some(b':')) => {
-                            self.i += 1;
-                            Token::Scope
-                        }
-                        _ => Token::Punct(b),
-                    });
-                }
+                _ => return Some(punctuation(bytes, &mut self.i)),
             }
         }
         None
     }
+}
+
+/// The token at `*i`, which is neither space nor an identifier: `->` and `::` are one token.
+fn punctuation(bytes: &[u8], i: &mut usize) -> Token {
+    let b = bytes[*i];
+    *i += 1;
+    match (b, bytes.get(*i)) {
+        (b'-', Some(b'>')) => {
+            *i += 1;
+            Token::Arrow
+        }
+        (b':', Some(b':')) => {
+            *i += 1;
+            Token::Scope
+        }
+        _ => Token::Punct(b),
+    }
+}
+
+fn identifier_end(bytes: &[u8], mut i: usize) -> usize {
+    while i < bytes.len() && is_ident_byte(bytes[i]) {
+        i += 1;
+    }
+    i
+}
+
+fn line_end(bytes: &[u8], i: usize) -> usize {
+    memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |p| i + p)
 }
 
 /// How far back `f<...>(` is searched for the `<`, and `A::B::f(` for qualifiers.
@@ -890,10 +902,7 @@ impl RustLexer<'_> {
             return;
         }
         // A lifetime: the quote and its name.
-        self.i = i;
-        while self.i < bytes.len() && is_ident_byte(bytes[self.i]) {
-            self.i += 1;
-        }
+        self.i = identifier_end(bytes, i);
     }
 }
 
@@ -907,8 +916,7 @@ impl Iterator for RustLexer<'_> {
             match b {
                 _ if b.is_ascii_whitespace() => self.i += 1,
                 b'/' if bytes.get(self.i + 1) == Some(&b'/') => {
-                    self.i =
-                        memchr::memchr(b'\n', &bytes[self.i..]).map_or(bytes.len(), |p| self.i + p);
+                    self.i = line_end(bytes, self.i);
                 }
                 b'/' if bytes.get(self.i + 1) == Some(&b'*') => {
                     let mut depth = 0usize;
@@ -941,9 +949,7 @@ impl Iterator for RustLexer<'_> {
                 }
                 _ if is_ident_byte(b) => {
                     let start = self.i;
-                    while self.i < bytes.len() && is_ident_byte(bytes[self.i]) {
-                        self.i += 1;
-                    }
+                    self.i = identifier_end(bytes, self.i);
                     let word = &bytes[start..self.i];
                     match (word, bytes.get(self.i)) {
                         (b"r" | b"br" | b"cr", Some(b'"' | b'#'))
@@ -969,29 +975,13 @@ impl Iterator for RustLexer<'_> {
                             if bytes.get(self.i + 1).copied().is_some_and(is_ident_byte) =>
                         {
                             let raw = self.i + 1;
-                            self.i = raw;
-                            while self.i < bytes.len() && is_ident_byte(bytes[self.i]) {
-                                self.i += 1;
-                            }
+                            self.i = identifier_end(bytes, raw);
                             return Some(Token::Ident(raw, self.i));
                         }
                         _ => return Some(Token::Ident(start, self.i)),
                     }
                 }
-                _ => {
-                    self.i += 1;
-                    return Some(match (b, bytes.get(self.i)) {
-                        (b'-', Some(b'>')) => {
-                            self.i += 1;
-                            Token::Arrow
-                        }
-                        (b':', Some(b':')) => {
-                            self.i += 1;
-                            Token::Scope
-                        }
-                        _ => Token::Punct(b),
-                    });
-                }
+                _ => return Some(punctuation(bytes, &mut self.i)),
             }
         }
         None
@@ -1848,6 +1838,16 @@ impl Selection {
 mod tests {
     use super::*;
 
+    fn assert_scopes(d: &Definitions, scopes: &[&str]) {
+        for scope in scopes {
+            assert!(
+                d.scopes.contains(*scope),
+                "{scope} missing from {:?}",
+                d.scopes
+            );
+        }
+    }
+
     fn scan(text: &str) -> Definitions {
         scan_cpp(text, &Rewrites::new(&Knowledge::builtin()))
     }
@@ -1925,13 +1925,7 @@ mod tests {
             "{heads:?}"
         );
         assert!(!heads.iter().any(|(n, _)| n == "T"), "{heads:?}");
-        for scope in ["ns", "Foo", "Spec"] {
-            assert!(
-                d.scopes.contains(scope),
-                "{scope} missing from {:?}",
-                d.scopes
-            );
-        }
+        assert_scopes(&d, &["ns", "Foo", "Spec"]);
     }
 
     #[test]
@@ -1960,13 +1954,7 @@ mod tests {
     #[test]
     fn qualifiers_and_rewritten_namespaces_are_scopes() {
         let d = scan("void a::B<int>::f() {}\nPYBIND11_NAMESPACE_BEGIN(detail)\nvoid g() {}\n");
-        for scope in ["a", "B", "detail", "pybind11"] {
-            assert!(
-                d.scopes.contains(scope),
-                "{scope} missing from {:?}",
-                d.scopes
-            );
-        }
+        assert_scopes(&d, &["a", "B", "detail", "pybind11"]);
     }
 
     #[test]
@@ -2002,13 +1990,10 @@ mod tests {
                 ("Gadget".into(), String::new())
             ]
         );
-        for scope in ["Gadget", "Widget", "inner", "Poke", "my_crate", "a", "b"] {
-            assert!(
-                d.scopes.contains(scope),
-                "{scope} missing from {:?}",
-                d.scopes
-            );
-        }
+        assert_scopes(
+            &d,
+            &["Gadget", "Widget", "inner", "Poke", "my_crate", "a", "b"],
+        );
         assert_eq!(
             d.module,
             Some(["my_crate", "a", "b"].map(String::from).to_vec())

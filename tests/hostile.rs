@@ -296,19 +296,31 @@ fn deep_nesting_does_not_overflow_the_stack() {
             format!("void f() {}\n{module}", open("{ (")),
         ),
     ];
-    let files: Vec<(&str, &[u8])> = cases.iter().map(|(n, t)| (*n, t.as_bytes())).collect();
+    check_each(&cases, &[], |name, run| {
+        assert!(run.code <= 1, "{name}: exit {}\n{}", run.code, run.stderr);
+        assert_eq!(run.stderr, "", "{name}");
+        assert!(
+            run.summary.starts_with("checked 1 file in "),
+            "{name}: {}",
+            run.summary
+        );
+    });
+}
+
+/// Checks each case file (beside `others`), with and without the pre-filter.
+fn check_each(cases: &[(&str, String)], others: &[(&str, &[u8])], assert: impl Fn(&str, Run)) {
+    let mut files: Vec<(&str, &[u8])> = cases.iter().map(|(n, t)| (*n, t.as_bytes())).collect();
+    files.extend_from_slice(others);
     let dir = tree(&files);
-    for (name, _) in &cases {
+    for (name, _) in cases {
         for extra in [None, Some("--no-prefilter")] {
-            let args: Vec<&str> = std::iter::once(*name).chain(extra).collect();
-            let run = check(dir.path(), &args);
-            assert!(run.code <= 1, "{name}: exit {}\n{}", run.code, run.stderr);
-            assert_eq!(run.stderr, "", "{name}");
-            assert!(
-                run.summary.starts_with("checked 1 file in "),
-                "{name}: {}",
-                run.summary
-            );
+            let args: Vec<&str> = others
+                .iter()
+                .map(|(n, _)| *n)
+                .chain([*name])
+                .chain(extra)
+                .collect();
+            assert(name, check(dir.path(), &args));
         }
     }
 }
@@ -359,13 +371,10 @@ fn deep_rust_nesting_is_skipped_with_one_line() {
             format!("{binding}type T = {}u8{};\n", open("Vec<"), open(">")),
         ),
     ];
-    let mut files: Vec<(&str, &[u8])> = cases.iter().map(|(n, t)| (*n, t.as_bytes())).collect();
-    files.push(("ok.cpp", WITH_FINDING.as_bytes()));
-    let dir = tree(&files);
-    for (name, _) in &cases {
-        for extra in [None, Some("--no-prefilter")] {
-            let args: Vec<&str> = ["ok.cpp", name].into_iter().chain(extra).collect();
-            let run = check(dir.path(), &args);
+    check_each(
+        &cases,
+        &[("ok.cpp", WITH_FINDING.as_bytes())],
+        |name, run| {
             assert_eq!(run.code, 1, "{name}: {}", run.stderr);
             assert_eq!(run.stderr.lines().count(), 1, "{name}: {}", run.stderr);
             assert!(
@@ -375,8 +384,8 @@ fn deep_rust_nesting_is_skipped_with_one_line() {
                 run.stderr
             );
             run.assert_summary(1, 1);
-        }
-    }
+        },
+    );
 }
 
 #[cfg(unix)]

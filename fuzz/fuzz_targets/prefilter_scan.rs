@@ -4,16 +4,13 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use gil_lint::knowledge::Knowledge;
 use gil_lint::prefilter::{Rewrites, Seeds, scan_cpp, scan_rust};
+use gil_lint_fuzz::knowledge;
 use libfuzzer_sys::fuzz_target;
 
 fn prepared() -> &'static (Seeds, Rewrites) {
     static P: OnceLock<(Seeds, Rewrites)> = OnceLock::new();
-    P.get_or_init(|| {
-        let k = Knowledge::builtin();
-        (Seeds::new(&k), Rewrites::new(&k))
-    })
+    P.get_or_init(|| (Seeds::new(knowledge()), Rewrites::new(knowledge())))
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -22,4 +19,5 @@ fuzz_target!(|data: &[u8]| {
     let _ = seeds.in_text(&text);
     let _ = scan_cpp(&text, rewrites);
     let _ = scan_rust(&text, Path::new("crates/x-y/src/a/mod.rs"));
+    let _ = gil_lint::prefilter::rust_depth_within_bounds(&text);
 });
