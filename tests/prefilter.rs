@@ -555,3 +555,38 @@ fn a_generated_tree_gives_identical_output_with_and_without_prefilter_and_thread
         files.len()
     );
 }
+
+/// The same through the command line: `--threads 1` and `--threads 4`, with and without the
+/// pre-filter, print the same JSON and SARIF for the fixtures.
+#[test]
+fn the_command_line_prints_the_same_for_any_thread_count() {
+    let output = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_gil-lint"))
+            .args([
+                "check",
+                "--quiet",
+                "--warn-unused-suppressions",
+                "fixtures",
+                "kernels",
+            ])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.code().is_some_and(|c| c <= 1), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for format in ["json", "sarif"] {
+        let reference = output(&["--format", format, "--threads", "1", "--no-prefilter"]);
+        assert!(reference.contains("missing-gil"));
+        for args in [
+            ["--threads", "1", "--format", format],
+            ["--threads", "4", "--format", format],
+        ] {
+            assert_eq!(output(&args), reference, "{args:?}");
+        }
+        assert_eq!(
+            output(&["--format", format, "--threads", "4", "--no-prefilter"]),
+            reference
+        );
+    }
+}
