@@ -34,6 +34,8 @@ pub struct Report {
     pub suppressed: usize,
     /// What the baseline removed, when one was given.
     pub baseline: Option<baseline::Applied>,
+    /// Paths given that hold no file of a language gil-lint reads (an empty directory).
+    pub empty_roots: Vec<PathBuf>,
 }
 
 /// Runs a check; `Err` is a usage error (bad knowledge file or glob).
@@ -48,6 +50,17 @@ pub fn run(options: Options) -> Result<Report, String> {
         .clone()
         .map_or_else(|| options.paths.clone(), |p| vec![p]);
     let mut found = discover::discover(&roots, &exclude);
+    let empty_roots = roots
+        .iter()
+        .filter(|root| !found.files.iter().any(|(path, _)| path.starts_with(root)))
+        .filter(|root| {
+            !found
+                .errors
+                .iter()
+                .any(|e| e.starts_with(&root.display().to_string()))
+        })
+        .cloned()
+        .collect();
     found.files.retain(|(path, _)| !excluder.is_excluded(path));
     (options.discovered)(found.files.len());
     let analysis_options = crate::Options {
@@ -107,6 +120,7 @@ pub fn run(options: Options) -> Result<Report, String> {
         analysis,
         suppressed: suppressions.suppressed,
         baseline,
+        empty_roots,
     })
 }
 

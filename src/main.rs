@@ -242,8 +242,10 @@ impl Bar {
 
 fn check(args: CheckArgs) -> Result<u8, String> {
     let started = Instant::now();
-    if let Some(missing) = args.paths.iter().chain(&args.project).find(|p| !p.exists()) {
-        return Err(format!("{}: no such file or directory", missing.display()));
+    for path in args.paths.iter().chain(&args.project) {
+        if let Err(err) = std::fs::metadata(path) {
+            return Err(format!("{}: {}", path.display(), io_reason(&err)));
+        }
     }
     let config = settings(&args)?;
     let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
@@ -265,6 +267,12 @@ fn check(args: CheckArgs) -> Result<u8, String> {
     let analysis = &report.analysis;
     for error in &analysis.errors {
         eprintln!("warning: {error}");
+    }
+    for root in &report.empty_roots {
+        eprintln!(
+            "warning: {}: no C, C++, CUDA or Rust files found",
+            root.display()
+        );
     }
     if analysis.program.files.is_empty() && !analysis.errors.is_empty() {
         return Err("no file could be read".to_string());
@@ -308,6 +316,17 @@ fn check(args: CheckArgs) -> Result<u8, String> {
         EXIT_CLEAN
     } else {
         EXIT_FINDINGS
+    })
+}
+
+/// An I/O error as the rest of a one-line message: "no such file or directory", "too many
+/// levels of symbolic links" (a symlink loop).
+fn io_reason(err: &std::io::Error) -> String {
+    let message = err.to_string();
+    let message = message.split(" (os error").next().unwrap_or(&message);
+    let mut chars = message.chars();
+    chars.next().map_or(String::new(), |first| {
+        first.to_lowercase().chain(chars).collect()
     })
 }
 

@@ -402,11 +402,13 @@ fn symbolic_link_loops_are_not_followed() {
     assert_eq!(run.stderr, "");
     run.assert_summary(1, 1);
 
-    // Named on the command line, a loop is a path that cannot be opened.
+    // Named on the command line, a loop is a path that cannot be opened, and says why.
     let run = check(dir.path(), &["src/self.cpp"]);
     assert_eq!(run.code, 2);
-    let lines = warnings_naming(&run, "src/self.cpp");
-    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "error: src/self.cpp: too many levels of symbolic links\n"
+    );
 }
 
 /// `chmod 000` does not stop a privileged user (root in a container) from reading. Then the
@@ -515,13 +517,46 @@ fn a_file_removed_mid_run_gives_one_line() {
 }
 
 #[test]
-fn an_empty_directory_is_clean() {
-    let dir = tempfile::tempdir().unwrap();
+fn an_empty_directory_is_clean_with_a_warning() {
+    let dir = tree(&[
+        ("src/ok.cpp", WITH_FINDING.as_bytes()),
+        ("docs/README.md", b""),
+    ]);
     std::fs::create_dir(dir.path().join("empty")).unwrap();
     let run = check(dir.path(), &["empty"]);
-    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+    assert_eq!(run.code, 0);
+    assert_eq!(
+        run.stderr,
+        "warning: empty: no C, C++, CUDA or Rust files found\n"
+    );
     assert_eq!(run.stdout, "");
     run.assert_summary(0, 0);
+    // Only the paths without such files are named.
+    let run = check(dir.path(), &["src", "docs"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "warning: docs: no C, C++, CUDA or Rust files found\n"
+    );
+}
+
+#[test]
+fn a_finding_on_a_huge_line_prints_only_around_it() {
+    let filler = "int a = 1; ".repeat(200_000);
+    let text = WITH_FINDING.replacen(
+        "py::print(\"x\");",
+        &format!("{filler} py::print(\"x\"); {filler}"),
+        1,
+    );
+    let dir = tree(&[("long.cpp", text.as_bytes())]);
+    let run = check(dir.path(), &["long.cpp"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stdout.len() < 10_000,
+        "{} bytes of output",
+        run.stdout.len()
+    );
+    assert!(run.stdout.contains("…"), "{}", run.stdout);
 }
 
 #[test]

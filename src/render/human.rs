@@ -1,28 +1,69 @@
 //! rustc-like output through codespan-reporting: the primary label on the root cause, a secondary
 //! label on every hop of the path.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::ops::Range;
+
 use codespan_reporting::diagnostic::{Diagnostic, Label, Severity as CsSeverity};
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, Config};
 
 use crate::diagnostic::{Finding, Severity};
-use crate::model::Program;
+use crate::model::{Program, Span};
 
-pub struct HumanRenderer {
-    files: SimpleFiles<String, String>,
+/// A labelled line longer than this (a minified or generated file) is shown cut to the part
+/// around its labels, so that one finding does not print megabytes.
+const MAX_SHOWN_LINE: usize = 300;
+/// Context kept on each side of the labels of a cut line.
+const CUT_CONTEXT: usize = 60;
+const ELLIPSIS: &str = "…";
+
+pub struct HumanRenderer<'p> {
+    program: &'p Program,
     config: Config,
 }
 
-impl HumanRenderer {
-    pub fn new(program: &Program) -> Self {
-        let mut files = SimpleFiles::new();
-        for file in &program.files {
-            files.add(file.path.display().to_string(), file.text.clone());
-        }
+impl<'p> HumanRenderer<'p> {
+    pub fn new(program: &'p Program) -> Self {
         HumanRenderer {
-            files,
+            program,
             config: Config::default(),
         }
+    }
+
+    /// The files as codespan reads them for `finding`, with its spans: a labelled line over
+    /// [`MAX_SHOWN_LINE`] bytes is cut around its labels, and the spans moved to match.
+    fn files_for(&self, finding: &Finding) -> (SimpleFiles<String, Cow<'p, str>>, Finding) {
+        let mut finding = finding.clone();
+        let mut by_file: BTreeMap<usize, Vec<Range<usize>>> = BTreeMap::new();
+        for span in spans(&finding) {
+            by_file.entry(span.file).or_default().push(span.range());
+        }
+        let mut cuts: BTreeMap<usize, Excerpt> = BTreeMap::new();
+        for (file, ranges) in by_file {
+            let text = self.program.files[file].text.as_str();
+            if let Some(excerpt) = Excerpt::of(text, &ranges) {
+                cuts.insert(file, excerpt);
+            }
+        }
+        let mut files = SimpleFiles::new();
+        for (id, file) in self.program.files.iter().enumerate() {
+            let text = match cuts.get(&id) {
+                Some(excerpt) => Cow::Owned(excerpt.text.clone()),
+                None => Cow::Borrowed(file.text.as_str()),
+            };
+            files.add(file.path.display().to_string(), text);
+        }
+        if !cuts.is_empty() {
+            for span in spans_mut(&mut finding) {
+                if let Some(excerpt) = cuts.get(&span.file) {
+                    span.start = excerpt.map(span.start as usize) as u32;
+                    span.end = excerpt.map(span.end as usize) as u32;
+                }
+            }
+        }
+        (files, finding)
     }
 
     fn diagnostic(finding: &Finding) -> Diagnostic<usize> {
@@ -74,11 +115,12 @@ impl HumanRenderer {
         let mut out = String::new();
         for finding in findings {
             let mut buffer = codespan_reporting::term::termcolor::NoColor::new(Vec::new());
+            let (files, finding) = self.files_for(finding);
             term::emit_to_write_style(
                 &mut buffer,
                 &self.config,
-                &self.files,
-                &Self::diagnostic(finding),
+                &files,
+                &Self::diagnostic(&finding),
             )
             .expect("spans come from the files they label");
             out.push_str(&String::from_utf8_lossy(&buffer.into_inner()));
@@ -94,15 +136,136 @@ impl HumanRenderer {
         writer: &mut dyn codespan_reporting::term::termcolor::WriteColor,
     ) -> std::io::Result<()> {
         for finding in findings {
-            term::emit_to_write_style(
-                writer,
-                &self.config,
-                &self.files,
-                &Self::diagnostic(finding),
-            )
-            .map_err(std::io::Error::other)?;
+            let (files, finding) = self.files_for(finding);
+            term::emit_to_write_style(writer, &self.config, &files, &Self::diagnostic(&finding))
+                .map_err(std::io::Error::other)?;
             writeln!(writer)?;
         }
         Ok(())
+    }
+}
+
+fn spans(finding: &Finding) -> impl Iterator<Item = Span> + '_ {
+    std::iter::once(finding.primary).chain(
+        finding
+            .flows
+            .iter()
+            .flat_map(|f| f.steps.iter().map(|s| s.span)),
+    )
+}
+
+fn spans_mut(finding: &mut Finding) -> impl Iterator<Item = &mut Span> {
+    std::iter::once(&mut finding.primary).chain(
+        finding
+            .flows
+            .iter_mut()
+            .flat_map(|f| f.steps.iter_mut().map(|s| &mut s.span)),
+    )
+}
+
+/// A file's text with its over-long labelled lines cut: each becomes `…` + the part from
+/// [`CUT_CONTEXT`] bytes before its first label to as many after its last + `…`.
+struct Excerpt {
+    text: String,
+    /// `(old start, new start, length)` of each piece of the old text kept, in order.
+    kept: Vec<(usize, usize, usize)>,
+}
+
+impl Excerpt {
+    /// `None` when no labelled line is too long.
+    fn of(text: &str, labels: &[Range<usize>]) -> Option<Self> {
+        // Line range -> the window of it to keep.
+        let mut windows: BTreeMap<usize, (usize, Range<usize>)> = BTreeMap::new();
+        for label in labels {
+            let start = label.start.min(text.len());
+            let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+            let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+            if line_end - line_start <= MAX_SHOWN_LINE {
+                continue;
+            }
+            let end = label.end.clamp(start, line_end);
+            let window = windows.entry(line_start).or_insert((line_end, start..end));
+            window.1.start = window.1.start.min(start);
+            window.1.end = window.1.end.max(end);
+        }
+        if windows.is_empty() {
+            return None;
+        }
+        let mut out = String::new();
+        let mut kept = Vec::new();
+        let mut at = 0;
+        for (line_start, (line_end, labelled)) in windows {
+            let from = floor_char(
+                text,
+                labelled.start.saturating_sub(CUT_CONTEXT).max(line_start),
+            );
+            let to = ceil_char(text, (labelled.end + CUT_CONTEXT).min(line_end));
+            kept.push((at, out.len(), line_start - at));
+            out.push_str(&text[at..line_start]);
+            if from > line_start {
+                out.push_str(ELLIPSIS);
+            }
+            kept.push((from, out.len(), to - from));
+            out.push_str(&text[from..to]);
+            if to < line_end {
+                out.push_str(ELLIPSIS);
+            }
+            at = line_end;
+        }
+        kept.push((at, out.len(), text.len() - at));
+        out.push_str(&text[at..]);
+        Some(Excerpt { text: out, kept })
+    }
+
+    /// Where an old offset (one a label starts or ends at, so inside a kept piece) is now.
+    fn map(&self, offset: usize) -> usize {
+        self.kept
+            .iter()
+            .rev()
+            .find(|&&(old, _, len)| old <= offset && offset <= old + len)
+            .map_or(offset, |&(old, new, _)| new + (offset - old))
+    }
+}
+
+fn floor_char(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_char(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_line_is_cut_around_its_labels() {
+        let long = format!("{}target{}", "a ".repeat(400), " b".repeat(400));
+        let text = format!("short line\n{long}\nlast line\n");
+        let start = text.find("target").unwrap();
+        let last = text.find("last").unwrap();
+        let excerpt = Excerpt::of(&text, &[start..start + 6, last..last + 4]).unwrap();
+        let lines: Vec<&str> = excerpt.text.lines().collect();
+        assert_eq!(lines[0], "short line");
+        assert!(lines[1].starts_with(ELLIPSIS) && lines[1].ends_with(ELLIPSIS));
+        assert!(lines[1].len() < 2 * CUT_CONTEXT + 6 + 2 * ELLIPSIS.len() + 1);
+        assert_eq!(lines[2], "last line");
+        let (s, e) = (excerpt.map(start), excerpt.map(start + 6));
+        assert_eq!(&excerpt.text[s..e], "target");
+        let (s, e) = (excerpt.map(last), excerpt.map(last + 4));
+        assert_eq!(&excerpt.text[s..e], "last");
+    }
+
+    #[test]
+    fn short_lines_are_shown_whole() {
+        let text = "int f() { return g(); }\n";
+        assert!(Excerpt::of(text, &[17..18]).is_none());
     }
 }
