@@ -266,6 +266,7 @@ mod tests {
     #[test]
     fn short_lines_are_shown_whole() {
         let text = "int f() { return g(); }\n";
-        assert!(Excerpt::of(text, &[17..18]).is_none());
+        let label = 17..18;
+        assert!(Excerpt::of(text, std::slice::from_ref(&label)).is_none());
     }
 }
