@@ -3,7 +3,7 @@
 
 mod prepass;
 
-use std::collections::HashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use tree_sitter::{Node, Parser};
 
@@ -109,10 +109,10 @@ pub fn extract(text: &str, knowledge: &Knowledge) -> FileModel {
         model: FileModel::default(),
         scope: Vec::new(),
         usings: Vec::new(),
-        aliases: HashMap::new(),
-        global_types: HashMap::new(),
+        aliases: FxHashMap::default(),
+        global_types: FxHashMap::default(),
         global_callables: Default::default(),
-        object_fields: HashMap::new(),
+        object_fields: FxHashMap::default(),
         frames: Vec::new(),
         depth: 0,
     };
@@ -133,14 +133,14 @@ enum Local {
 /// The function whose body is being walked.
 struct Frame {
     id: FnId,
-    locals: HashMap<String, Local>,
+    locals: FxHashMap<String, Local>,
     /// Ends of the enclosing blocks, innermost last: a guard lives to the end of its block.
     block_ends: Vec<u32>,
     lambdas: usize,
     /// Declared types of parameters and local variables, for member-call receivers.
-    types: HashMap<String, String>,
+    types: FxHashMap<String, String>,
     /// Local `std::thread`s and futures started here, by variable name.
-    threads: std::collections::HashSet<String>,
+    threads: FxHashSet<String>,
     /// Where the body starts: a notifying function "holds" its condition variable from there.
     body_start: u32,
 }
@@ -153,13 +153,13 @@ struct Walker<'a> {
     scope: Vec<String>,
     usings: Vec<String>,
     /// `namespace py = pybind11;`
-    aliases: HashMap<String, String>,
+    aliases: FxHashMap<String, String>,
     /// Declared types of namespace-scope variables and class fields.
-    global_types: HashMap<String, String>,
+    global_types: FxHashMap<String, String>,
     /// Fields holding Python objects, by class: `(declaration, name, type as written)`.
-    object_fields: HashMap<String, Vec<(Span, String, String)>>,
+    object_fields: FxHashMap<String, Vec<(Span, String, String)>>,
     /// Namespace-scope variables and class fields that are Python callables.
-    global_callables: std::collections::HashSet<String>,
+    global_callables: FxHashSet<String>,
     frames: Vec<Frame>,
     depth: usize,
 }
@@ -506,10 +506,10 @@ impl<'a> Walker<'a> {
     fn enter(&mut self, id: FnId, parameters: Option<Node>, body: Node) {
         let mut frame = Frame {
             id,
-            locals: HashMap::new(),
+            locals: FxHashMap::default(),
             block_ends: Vec::new(),
             lambdas: 0,
-            types: HashMap::new(),
+            types: FxHashMap::default(),
             threads: Default::default(),
             body_start: body.start_byte() as u32,
         };
