@@ -8,6 +8,7 @@
 //! 3. `this->f()` goes to the caller's own class, then like `x.f()`;
 //! 4. `x.f()` / `p->f()` with an unknown receiver type goes to every method named `f`.
 
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::frontend::Language;
@@ -55,9 +56,11 @@ struct Index<'p> {
 impl CallGraph {
     pub fn build(program: &Program) -> Self {
         let index = Index::new(program);
+        // Each function's calls resolve independently of the others'; the indexed collect keeps
+        // program order.
         let callees = program
             .functions
-            .iter()
+            .par_iter()
             .map(|f| {
                 let scope = Scope {
                     names: &f.scope,
@@ -84,7 +87,7 @@ impl CallGraph {
         let (callees, calls_parameters, passed) = route_passed_lambdas(program, callees);
         let binding_targets = program
             .bindings
-            .iter()
+            .par_iter()
             .map(|b| {
                 index.resolve(
                     Scope {
