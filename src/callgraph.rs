@@ -243,15 +243,18 @@ impl<'p> Index<'p> {
     /// `path` looked up in the caller's scopes, innermost first.
     fn in_scopes(&self, caller: Scope, path: &str) -> Vec<FnId> {
         let scope = caller.names;
+        // One buffer for every candidate name: this runs for most of the program's calls.
+        let mut qualified = String::new();
         (0..=scope.len())
             .rev()
             .find_map(|n| {
-                let qualified = scope[..n]
-                    .iter()
-                    .map(String::as_str)
-                    .chain([path])
-                    .collect::<Vec<_>>();
-                self.by_qualname.get(qualified.join("::").as_str())
+                qualified.clear();
+                for name in &scope[..n] {
+                    qualified.push_str(name);
+                    qualified.push_str("::");
+                }
+                qualified.push_str(path);
+                self.by_qualname.get(qualified.as_str())
             })
             .cloned()
             .unwrap_or_default()
@@ -262,8 +265,13 @@ impl<'p> Index<'p> {
         if !found.is_empty() {
             return found;
         }
+        let mut qualified = String::new();
         for using in caller.usings {
-            if let Some(found) = self.by_qualname.get(format!("{using}::{path}").as_str()) {
+            qualified.clear();
+            qualified.push_str(using);
+            qualified.push_str("::");
+            qualified.push_str(path);
+            if let Some(found) = self.by_qualname.get(qualified.as_str()) {
                 return found.clone();
             }
         }
