@@ -16,7 +16,7 @@ use syn::{Expr, FnArg, ImplItem, Item, Pat, Type};
 use crate::knowledge::Knowledge;
 use crate::model::{
     Binding, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState, GilSwitch,
-    LockKind, LockRegion, PyUse, Receiver, Span,
+    LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span,
 };
 
 pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileModel, String> {
@@ -36,6 +36,8 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
         module,
         self_type: None,
         usings: Vec::new(),
+        shared_scope: SharedNames::default(),
+        shared_usings: SharedNames::default(),
         statics: FxHashMap::default(),
         field_types: FxHashMap::default(),
         frames: Vec::new(),
@@ -194,6 +196,9 @@ struct Walker<'k> {
     module: Vec<String>,
     self_type: Option<String>,
     usings: Vec<String>,
+    /// [`Self::scope`] and `usings` as the functions and bindings walked keep them.
+    shared_scope: SharedNames,
+    shared_usings: SharedNames,
     statics: FxHashMap<String, Static>,
     field_types: FxHashMap<String, String>,
     frames: Vec<Frame>,
@@ -367,6 +372,11 @@ impl Walker<'_> {
         scope
     }
 
+    fn shared_scope(&mut self) -> Names {
+        let scope = self.scope();
+        self.shared_scope.get(&scope)
+    }
+
     fn new_function(
         &mut self,
         name: String,
@@ -375,11 +385,13 @@ impl Walker<'_> {
         span: SynSpan,
         arity: (u32, Option<u32>),
     ) -> FnId {
+        let scope = self.shared_scope();
+        let usings = self.shared_usings.get(&self.usings);
         self.model.functions.push(Function {
             name,
             qualname,
-            scope: self.scope(),
-            usings: self.usings.clone(),
+            scope,
+            usings,
             kind,
             arity,
             span: span_of(span),
@@ -444,11 +456,13 @@ impl Walker<'_> {
     }
 
     fn bind(&mut self, name: String, span: SynSpan, id: FnId) {
+        let scope = self.shared_scope();
+        let usings = self.shared_usings.get(&self.usings);
         self.model.bindings.push(Binding {
             name,
             span: span_of(span),
-            scope: self.scope(),
-            usings: self.usings.clone(),
+            scope,
+            usings,
             target: CallTarget::Direct(id),
             entry: GilState::Held,
             guard: None,
