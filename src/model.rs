@@ -242,6 +242,22 @@ pub struct FileModel {
     pub classes: Vec<(String, Vec<String>)>,
 }
 
+impl FileModel {
+    /// Frees the spare capacity that growing its vectors left: every file's model is kept until
+    /// all are done, and that slack is a good part of the peak memory on a large project.
+    pub fn shrink_to_fit(&mut self) {
+        for function in &mut self.functions {
+            function.calls.shrink_to_fit();
+            function.py_uses.shrink_to_fit();
+            function.gil_switches.shrink_to_fit();
+            function.lock_regions.shrink_to_fit();
+        }
+        self.functions.shrink_to_fit();
+        self.bindings.shrink_to_fit();
+        self.classes.shrink_to_fit();
+    }
+}
+
 pub struct SourceFile {
     /// As shown to the user: relative to the current directory when possible.
     pub path: PathBuf,
