@@ -11,7 +11,9 @@
 //! - `L -> GIL`, implicit: Python code runs while `L` is held with the GIL held: the interpreter may
 //!   drop the GIL and must take it back while `L` is still held.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use rustc_hash::FxHashMap;
 
 use crate::callgraph::CallGraph;
 use crate::diagnostic::Step;
@@ -44,7 +46,7 @@ pub enum Pred {
 /// Everything one binding reaches, with how.
 pub struct Reach {
     pub binding: usize,
-    pub preds: HashMap<Node, Pred>,
+    pub preds: FxHashMap<Node, Pred>,
     /// Nodes in the order they were reached (deterministic).
     pub order: Vec<Node>,
 }
@@ -109,9 +111,9 @@ pub struct Facts {
 struct Builder<'p> {
     program: &'p Program,
     graph: &'p CallGraph,
-    lock_ids: HashMap<Lock, LockId>,
+    lock_ids: FxHashMap<Lock, LockId>,
     locks: Vec<Lock>,
-    held_ids: HashMap<Vec<LockId>, usize>,
+    held_ids: FxHashMap<Vec<LockId>, usize>,
     held_sets: Vec<Vec<LockId>>,
     edges: BTreeMap<Edge, BTreeMap<Span, Witness>>,
 }
@@ -121,9 +123,9 @@ impl Facts {
         let mut builder = Builder {
             program,
             graph,
-            lock_ids: HashMap::new(),
+            lock_ids: FxHashMap::default(),
             locks: Vec::new(),
-            held_ids: HashMap::new(),
+            held_ids: FxHashMap::default(),
             held_sets: Vec::new(),
             edges: BTreeMap::new(),
         };
@@ -227,7 +229,7 @@ impl Builder<'_> {
 
     fn explore(&mut self, binding: usize) -> Reach {
         let entry = self.program.bindings[binding].entry;
-        let mut preds = HashMap::new();
+        let mut preds = FxHashMap::default();
         let mut order = Vec::new();
         let mut queue = VecDeque::new();
         for &function in self.graph.binding_targets(binding) {

@@ -8,7 +8,8 @@
 //! 3. `this->f()` goes to the caller's own class, then like `x.f()`;
 //! 4. `x.f()` / `p->f()` with an unknown receiver type goes to every method named `f`.
 
-use std::collections::{HashMap, HashSet};
+use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::frontend::Language;
 use crate::model::{CallTarget, FnId, FunctionKind, Program, Receiver};
@@ -23,10 +24,10 @@ pub struct CallGraph {
     /// For each function, for each of its call sites, the functions the call may run.
     callees: Vec<Vec<Vec<FnId>>>,
     /// Functions that call one of their own parameters.
-    calls_parameters: HashSet<FnId>,
+    calls_parameters: FxHashSet<FnId>,
     /// `(caller, call, argument index)` -> the lambdas written there, for calls that pass lambdas
     /// to a function that calls that parameter.
-    passed: HashMap<(FnId, usize, u32), Vec<FnId>>,
+    passed: FxHashMap<(FnId, usize, u32), Vec<FnId>>,
     /// For each binding, the functions its callable names, resolved from where it is registered.
     binding_targets: Vec<Vec<FnId>>,
 }
@@ -45,19 +46,21 @@ struct Scope<'a> {
 
 struct Index<'p> {
     program: &'p Program,
-    by_qualname: HashMap<&'p str, Vec<FnId>>,
-    by_name: HashMap<&'p str, Vec<FnId>>,
-    methods: HashMap<&'p str, Vec<FnId>>,
+    by_qualname: FxHashMap<&'p str, Vec<FnId>>,
+    by_name: FxHashMap<&'p str, Vec<FnId>>,
+    methods: FxHashMap<&'p str, Vec<FnId>>,
     /// Simple class name -> simple names of the classes derived from it, itself included.
-    derived: HashMap<&'p str, HashSet<&'p str>>,
+    derived: FxHashMap<&'p str, FxHashSet<&'p str>>,
 }
 
 impl CallGraph {
     pub fn build(program: &Program) -> Self {
         let index = Index::new(program);
+        // Each function's calls resolve independently of the others'; the indexed collect keeps
+        // program order.
         let callees = program
             .functions
-            .iter()
+            .par_iter()
             .map(|f| {
                 let scope = Scope {
                     names: &f.scope,
@@ -84,7 +87,7 @@ impl CallGraph {
         let (callees, calls_parameters, passed) = route_passed_lambdas(program, callees);
         let binding_targets = program
             .bindings
-            .iter()
+            .par_iter()
             .map(|b| {
                 index.resolve(
                     Scope {
@@ -127,10 +130,10 @@ impl CallGraph {
 
 impl<'p> Index<'p> {
     fn new(program: &'p Program) -> Self {
-        let mut by_qualname: HashMap<&str, Vec<FnId>> = HashMap::new();
-        let mut by_name: HashMap<&str, Vec<FnId>> = HashMap::new();
-        let mut methods: HashMap<&str, Vec<FnId>> = HashMap::new();
-        let class_names: HashSet<&str> = program
+        let mut by_qualname: FxHashMap<&str, Vec<FnId>> = FxHashMap::default();
+        let mut by_name: FxHashMap<&str, Vec<FnId>> = FxHashMap::default();
+        let mut methods: FxHashMap<&str, Vec<FnId>> = FxHashMap::default();
+        let class_names: FxHashSet<&str> = program
             .classes
             .keys()
             .map(|c| last_segment(c))
@@ -240,15 +243,18 @@ impl<'p> Index<'p> {
     /// `path` looked up in the caller's scopes, innermost first.
     fn in_scopes(&self, caller: Scope, path: &str) -> Vec<FnId> {
         let scope = caller.names;
+        // One buffer for every candidate name: this runs for most of the program's calls.
+        let mut qualified = String::new();
         (0..=scope.len())
             .rev()
             .find_map(|n| {
-                let qualified = scope[..n]
-                    .iter()
-                    .map(String::as_str)
-                    .chain([path])
-                    .collect::<Vec<_>>();
-                self.by_qualname.get(qualified.join("::").as_str())
+                qualified.clear();
+                for name in &scope[..n] {
+                    qualified.push_str(name);
+                    qualified.push_str("::");
+                }
+                qualified.push_str(path);
+                self.by_qualname.get(qualified.as_str())
             })
             .cloned()
             .unwrap_or_default()
@@ -259,8 +265,13 @@ impl<'p> Index<'p> {
         if !found.is_empty() {
             return found;
         }
+        let mut qualified = String::new();
         for using in caller.usings {
-            if let Some(found) = self.by_qualname.get(format!("{using}::{path}").as_str()) {
+            qualified.clear();
+            qualified.push_str(using);
+            qualified.push_str("::");
+            qualified.push_str(path);
+            if let Some(found) = self.by_qualname.get(qualified.as_str()) {
                 return found.clone();
             }
         }
@@ -278,7 +289,7 @@ impl<'p> Index<'p> {
                 q == path || q.ends_with(&suffix)
             })
             .collect();
-        let qualnames: HashSet<&str> = candidates
+        let qualnames: FxHashSet<&str> = candidates
             .iter()
             .map(|&id| self.program.functions[id].qualname.as_str())
             .collect();
@@ -295,8 +306,8 @@ fn last_segment(path: &str) -> &str {
 }
 
 /// For each class (by simple name), the classes that derive from it, transitively.
-fn derived_classes(program: &Program) -> HashMap<&str, HashSet<&str>> {
-    let mut derived: HashMap<&str, HashSet<&str>> = HashMap::new();
+fn derived_classes(program: &Program) -> FxHashMap<&str, FxHashSet<&str>> {
+    let mut derived: FxHashMap<&str, FxHashSet<&str>> = FxHashMap::default();
     for class in program.classes.keys() {
         derived
             .entry(last_segment(class))
@@ -334,10 +345,10 @@ fn route_passed_lambdas(
     mut callees: Vec<Vec<Vec<FnId>>>,
 ) -> (
     Vec<Vec<Vec<FnId>>>,
-    HashSet<FnId>,
-    HashMap<(FnId, usize, u32), Vec<FnId>>,
+    FxHashSet<FnId>,
+    FxHashMap<(FnId, usize, u32), Vec<FnId>>,
 ) {
-    let mut calls_param: HashSet<(FnId, u32)> = program
+    let mut calls_param: FxHashSet<(FnId, u32)> = program
         .functions
         .iter()
         .enumerate()
@@ -379,7 +390,7 @@ fn route_passed_lambdas(
         }
         calls_param.extend(inherited);
     }
-    let mut passed: HashMap<(FnId, usize, u32), Vec<FnId>> = HashMap::new();
+    let mut passed: FxHashMap<(FnId, usize, u32), Vec<FnId>> = FxHashMap::default();
     for (caller, f) in program.functions.iter().enumerate() {
         for (site, call) in f.calls.iter().enumerate() {
             let (Some((outer, index)), CallTarget::Direct(lambda)) = (call.passed_to, &call.target)

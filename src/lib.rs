@@ -198,6 +198,15 @@ pub fn analyse_files_opts(
     };
     progress(Progress::Linking);
     let mut program = Program::default();
+    // Sized once: growing by doubling would copy the functions and hold both copies at the peak.
+    let modelled = || models.iter().flatten().filter_map(|m| m.as_ref().ok());
+    program.files.reserve_exact(files.len());
+    program
+        .functions
+        .reserve_exact(modelled().map(|m| m.functions.len()).sum());
+    program
+        .bindings
+        .reserve_exact(modelled().map(|m| m.bindings.len()).sum());
     let mut errors = Vec::new();
     for (((path, language), text), model) in files.iter().zip(texts).zip(models) {
         match (text, model) {

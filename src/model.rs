@@ -4,8 +4,9 @@
 //! Positions are byte offsets into the file's text. Everything a rule needs later is plain data, so
 //! front-ends run in worker threads and keep no syntax tree.
 
-use std::ops::Range;
+use std::ops::{Deref, Range};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -15,6 +16,40 @@ pub type FileId = usize;
 
 /// Index of a function in the merged [`Program`]; inside a [`FileModel`] it is file-local.
 pub type FnId = usize;
+
+/// A list of names (enclosing scopes, `using`s) that many functions and bindings of a file have
+/// in common: shared between them rather than copied into each.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Names(Arc<[String]>);
+
+impl Names {
+    /// As `Vec::as_slice`, for the code written when these were vectors (the pre-filter).
+    pub fn as_slice(&self) -> &[String] {
+        &self.0
+    }
+}
+
+impl Deref for Names {
+    type Target = [String];
+
+    fn deref(&self) -> &[String] {
+        &self.0
+    }
+}
+
+/// Hands out a list that changes while a file is walked as [`Names`]: the same allocation for as
+/// long as the list stays the same.
+#[derive(Default)]
+pub struct SharedNames(Names);
+
+impl SharedNames {
+    pub fn get(&mut self, names: &[String]) -> Names {
+        if self.0.as_slice() != names {
+            self.0 = Names(names.into());
+        }
+        self.0.clone()
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Span {
@@ -50,9 +85,9 @@ pub struct Function {
     /// Fully qualified: `ns::Class::f`, `ns::f::{lambda#1}`.
     pub qualname: String,
     /// Enclosing namespaces and classes, outermost first, used to resolve unqualified calls.
-    pub scope: Vec<String>,
+    pub scope: Names,
     /// Namespaces made visible by `using namespace` or named by `using` declarations.
-    pub usings: Vec<String>,
+    pub usings: Names,
     pub kind: FunctionKind,
     /// How many arguments a call may pass: `(required, maximum)`, no maximum when variadic.
     pub arity: (u32, Option<u32>),
@@ -188,8 +223,8 @@ pub struct Binding {
     /// The registration (`m.def(...)`).
     pub span: Span,
     /// Where it is registered: the target's name is resolved from these namespaces and `using`s.
-    pub scope: Vec<String>,
-    pub usings: Vec<String>,
+    pub scope: Names,
+    pub usings: Names,
     pub target: CallTarget,
     pub entry: GilState,
     /// What makes it enter with the GIL released (`py::call_guard<py::gil_scoped_release>()`),
@@ -205,6 +240,22 @@ pub struct FileModel {
     /// Classes and structs defined in the file, qualified, with the names of their bases as
     /// written.
     pub classes: Vec<(String, Vec<String>)>,
+}
+
+impl FileModel {
+    /// Frees the spare capacity that growing its vectors left: every file's model is kept until
+    /// all are done, and that slack is a good part of the peak memory on a large project.
+    pub fn shrink_to_fit(&mut self) {
+        for function in &mut self.functions {
+            function.calls.shrink_to_fit();
+            function.py_uses.shrink_to_fit();
+            function.gil_switches.shrink_to_fit();
+            function.lock_regions.shrink_to_fit();
+        }
+        self.functions.shrink_to_fit();
+        self.bindings.shrink_to_fit();
+        self.classes.shrink_to_fit();
+    }
 }
 
 pub struct SourceFile {

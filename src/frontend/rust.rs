@@ -3,7 +3,9 @@
 //! syn trees are not `Send` (their spans live in a thread-local source map), so each file is
 //! parsed and turned into plain data inside its worker thread.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::Path;
 
 use proc_macro2::Span as SynSpan;
@@ -14,7 +16,7 @@ use syn::{Expr, FnArg, ImplItem, Item, Pat, Type};
 use crate::knowledge::Knowledge;
 use crate::model::{
     Binding, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState, GilSwitch,
-    LockKind, LockRegion, PyUse, Receiver, Span,
+    LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span,
 };
 
 pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileModel, String> {
@@ -34,8 +36,10 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
         module,
         self_type: None,
         usings: Vec::new(),
-        statics: HashMap::new(),
-        field_types: HashMap::new(),
+        shared_scope: SharedNames::default(),
+        shared_usings: SharedNames::default(),
+        statics: FxHashMap::default(),
+        field_types: FxHashMap::default(),
         frames: Vec::new(),
     };
     walker.collect_declarations(&file.items);
@@ -155,9 +159,9 @@ enum Local {
 
 struct Frame {
     id: FnId,
-    locals: HashMap<String, Local>,
+    locals: FxHashMap<String, Local>,
     /// Declared types of `let`s and parameters, by name.
-    types: HashMap<String, String>,
+    types: FxHashMap<String, String>,
     /// Ends of the enclosing blocks, innermost last.
     block_ends: Vec<u32>,
     /// End of the statement being walked: a temporary guard lives to it.
@@ -167,7 +171,7 @@ struct Frame {
     /// While walking a `let` whose value spawns a thread: the bound name.
     binding_thread: Option<String>,
     /// Parameters whose type is callable (`F: FnOnce()`, `impl Fn()`, `&dyn Fn()`).
-    callable_params: HashSet<String>,
+    callable_params: FxHashSet<String>,
     /// A statement using a parallel iterator: closures before this offset run on the pool,
     /// holding this thread lock.
     parallel: Option<(u32, String)>,
@@ -192,8 +196,11 @@ struct Walker<'k> {
     module: Vec<String>,
     self_type: Option<String>,
     usings: Vec<String>,
-    statics: HashMap<String, Static>,
-    field_types: HashMap<String, String>,
+    /// [`Self::scope`] and `usings` as the functions and bindings walked keep them.
+    shared_scope: SharedNames,
+    shared_usings: SharedNames,
+    statics: FxHashMap<String, Static>,
+    field_types: FxHashMap<String, String>,
     frames: Vec<Frame>,
 }
 
@@ -365,6 +372,11 @@ impl Walker<'_> {
         scope
     }
 
+    fn shared_scope(&mut self) -> Names {
+        let scope = self.scope();
+        self.shared_scope.get(&scope)
+    }
+
     fn new_function(
         &mut self,
         name: String,
@@ -373,11 +385,13 @@ impl Walker<'_> {
         span: SynSpan,
         arity: (u32, Option<u32>),
     ) -> FnId {
+        let scope = self.shared_scope();
+        let usings = self.shared_usings.get(&self.usings);
         self.model.functions.push(Function {
             name,
             qualname,
-            scope: self.scope(),
-            usings: self.usings.clone(),
+            scope,
+            usings,
             kind,
             arity,
             span: span_of(span),
@@ -428,25 +442,27 @@ impl Walker<'_> {
         let body = span_of(body);
         Frame {
             id,
-            locals: HashMap::new(),
-            types: HashMap::new(),
+            locals: FxHashMap::default(),
+            types: FxHashMap::default(),
             block_ends: vec![body.end],
             statement_end: body.end,
             binding_guard: None,
             binding_thread: None,
             parallel: None,
-            callable_params: HashSet::new(),
+            callable_params: FxHashSet::default(),
             closures: 0,
             body_start: body.start,
         }
     }
 
     fn bind(&mut self, name: String, span: SynSpan, id: FnId) {
+        let scope = self.shared_scope();
+        let usings = self.shared_usings.get(&self.usings);
         self.model.bindings.push(Binding {
             name,
             span: span_of(span),
-            scope: self.scope(),
-            usings: self.usings.clone(),
+            scope,
+            usings,
             target: CallTarget::Direct(id),
             entry: GilState::Held,
             guard: None,
@@ -865,8 +881,8 @@ impl Walker<'_> {
 }
 
 /// Generic parameters bounded by `Fn`, `FnMut` or `FnOnce`, in the generics or the where clause.
-fn callable_type_parameters(sig: &syn::Signature) -> HashSet<String> {
-    let mut names: HashSet<String> = sig
+fn callable_type_parameters(sig: &syn::Signature) -> FxHashSet<String> {
+    let mut names: FxHashSet<String> = sig
         .generics
         .type_params()
         .filter(|p| has_fn_bound(&p.bounds))
@@ -897,7 +913,7 @@ fn has_fn_bound(bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::T
 }
 
 /// `F` with `F: FnOnce()`, `impl Fn()`, `&dyn FnMut()`.
-fn is_callable(ty: &Type, callable: &HashSet<String>) -> bool {
+fn is_callable(ty: &Type, callable: &FxHashSet<String>) -> bool {
     match ty {
         Type::Reference(r) => is_callable(&r.elem, callable),
         Type::ImplTrait(t) => has_fn_bound(&t.bounds),

@@ -3,14 +3,14 @@
 
 mod prepass;
 
-use std::collections::HashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use tree_sitter::{Node, Parser};
 
 use crate::knowledge::Knowledge;
 use crate::model::{
     Binding, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState, GilSwitch,
-    LockKind, LockRegion, PyUse, Receiver, Span,
+    LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span,
 };
 
 pub use prepass::neutralise;
@@ -109,10 +109,12 @@ pub fn extract(text: &str, knowledge: &Knowledge) -> FileModel {
         model: FileModel::default(),
         scope: Vec::new(),
         usings: Vec::new(),
-        aliases: HashMap::new(),
-        global_types: HashMap::new(),
+        shared_scope: SharedNames::default(),
+        shared_usings: SharedNames::default(),
+        aliases: FxHashMap::default(),
+        global_types: FxHashMap::default(),
         global_callables: Default::default(),
-        object_fields: HashMap::new(),
+        object_fields: FxHashMap::default(),
         frames: Vec::new(),
         depth: 0,
     };
@@ -133,14 +135,14 @@ enum Local {
 /// The function whose body is being walked.
 struct Frame {
     id: FnId,
-    locals: HashMap<String, Local>,
+    locals: FxHashMap<String, Local>,
     /// Ends of the enclosing blocks, innermost last: a guard lives to the end of its block.
     block_ends: Vec<u32>,
     lambdas: usize,
     /// Declared types of parameters and local variables, for member-call receivers.
-    types: HashMap<String, String>,
+    types: FxHashMap<String, String>,
     /// Local `std::thread`s and futures started here, by variable name.
-    threads: std::collections::HashSet<String>,
+    threads: FxHashSet<String>,
     /// Where the body starts: a notifying function "holds" its condition variable from there.
     body_start: u32,
 }
@@ -152,14 +154,17 @@ struct Walker<'a> {
     /// Enclosing namespaces and classes.
     scope: Vec<String>,
     usings: Vec<String>,
+    /// `scope` and `usings` as the functions and bindings walked keep them.
+    shared_scope: SharedNames,
+    shared_usings: SharedNames,
     /// `namespace py = pybind11;`
-    aliases: HashMap<String, String>,
+    aliases: FxHashMap<String, String>,
     /// Declared types of namespace-scope variables and class fields.
-    global_types: HashMap<String, String>,
+    global_types: FxHashMap<String, String>,
     /// Fields holding Python objects, by class: `(declaration, name, type as written)`.
-    object_fields: HashMap<String, Vec<(Span, String, String)>>,
+    object_fields: FxHashMap<String, Vec<(Span, String, String)>>,
     /// Namespace-scope variables and class fields that are Python callables.
-    global_callables: std::collections::HashSet<String>,
+    global_callables: FxHashSet<String>,
     frames: Vec<Frame>,
     depth: usize,
 }
@@ -350,7 +355,7 @@ impl<'a> Walker<'a> {
         &mut self,
         name: String,
         qualname: String,
-        scope: Vec<String>,
+        scope: Names,
         kind: FunctionKind,
         name_span: Span,
         parameters: Option<Node>,
@@ -360,7 +365,7 @@ impl<'a> Walker<'a> {
             name,
             qualname,
             scope,
-            usings: self.usings.clone(),
+            usings: self.shared_usings.get(&self.usings),
             kind,
             arity,
             span: name_span,
@@ -420,6 +425,7 @@ impl<'a> Walker<'a> {
         let parameters = function_declarator.child_by_field_name("parameters");
         let destructor = name.starts_with('~');
         let class = scope.join("::");
+        let scope = self.shared_scope.get(&scope);
         let id = self.new_function(
             name.clone(),
             qualname,
@@ -479,8 +485,8 @@ impl<'a> Walker<'a> {
         self.model.bindings.push(Binding {
             name: name.to_string(),
             span: span(body),
-            scope: self.scope.clone(),
-            usings: self.usings.clone(),
+            scope: self.shared_scope.get(&self.scope),
+            usings: self.shared_usings.get(&self.usings),
             target: CallTarget::Direct(id),
             entry: GilState::Released,
             guard: Some((
@@ -506,10 +512,10 @@ impl<'a> Walker<'a> {
     fn enter(&mut self, id: FnId, parameters: Option<Node>, body: Node) {
         let mut frame = Frame {
             id,
-            locals: HashMap::new(),
+            locals: FxHashMap::default(),
             block_ends: Vec::new(),
             lambdas: 0,
-            types: HashMap::new(),
+            types: FxHashMap::default(),
             threads: Default::default(),
             body_start: body.start_byte() as u32,
         };
@@ -560,7 +566,7 @@ impl<'a> Walker<'a> {
         }
         self.frames.push(frame);
         let saved_scope = std::mem::take(&mut self.scope);
-        self.scope = self.model.functions[id].scope.clone();
+        self.scope = self.model.functions[id].scope.to_vec();
         self.visit(body);
         self.scope = saved_scope;
         self.frames.pop();
@@ -574,7 +580,7 @@ impl<'a> Walker<'a> {
                 let parent = &self.model.functions[frame.id];
                 (parent.qualname.clone(), parent.scope.clone(), frame.lambdas)
             }
-            None => (self.scope.join("::"), self.scope.clone(), 0),
+            None => (self.scope.join("::"), self.shared_scope.get(&self.scope), 0),
         };
         let qualname = if parent_qualname.is_empty() {
             format!("{{lambda#{number}}}")
@@ -939,8 +945,8 @@ impl<'a> Walker<'a> {
             self.model.bindings.push(Binding {
                 name: name.clone(),
                 span: registration,
-                scope: self.scope.clone(),
-                usings: self.usings.clone(),
+                scope: self.shared_scope.get(&self.scope),
+                usings: self.shared_usings.get(&self.usings),
                 target,
                 entry,
                 guard: guard.clone(),
@@ -977,8 +983,8 @@ impl<'a> Walker<'a> {
                 self.model.bindings.push(Binding {
                     name: string_content(self.text(name)),
                     span: span(name),
-                    scope: self.scope.clone(),
-                    usings: self.usings.clone(),
+                    scope: self.shared_scope.get(&self.scope),
+                    usings: self.shared_usings.get(&self.usings),
                     target,
                     entry: GilState::Held,
                     guard: None,
