@@ -372,6 +372,15 @@ impl Builder<'_> {
     }
 }
 
+/// Whether the analysis reads the text of this model's file: a once region's call is quoted in
+/// the path (see [`trace_to`]).
+pub fn reads_text(model: &crate::model::FileModel) -> bool {
+    model
+        .functions
+        .iter()
+        .any(|f| f.lock_regions.iter().any(|r| r.kind == LockKind::Once))
+}
+
 /// The GIL state at `offset` ignoring switch `skip`: what a `gil_scoped_acquire` finds.
 fn gil_state_without(f: &Function, skip: usize, offset: u32, entry: GilState) -> GilState {
     f.gil_switches

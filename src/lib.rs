@@ -156,8 +156,12 @@ pub fn analyse_files_with(
 }
 
 /// [`analyse_files_with`] these options. With the pre-filter, only the files that can change the
-/// findings are modelled; the others are still counted as checked (a skipped file keeps its text
-/// only when it has suppression comments, which `suppress` reads in every file).
+/// findings are modelled; the others are still counted as checked.
+///
+/// The texts are read once for what needs all of them (the project's wrapper macros, the
+/// pre-filter's scans, which files have suppression comments), then dropped; each file is read
+/// again when it is modelled, and its text kept only where the analysis, the suppressions or a
+/// finding need it. So the whole tree is never held in memory with the models.
 pub fn analyse_files_opts(
     files: &[(PathBuf, Language)],
     knowledge: &Knowledge,
@@ -175,26 +179,44 @@ pub fn analyse_files_opts(
         .flat_map_iter(|text| frontend::cpp::wrapper_macros(text, &knowledge))
         .collect();
     knowledge.add_wrappers(wrappers);
+    let scans = options
+        .prefilter
+        .then(|| prefilter::scan_files(files, &texts, &knowledge));
+    // What is kept of each first read: its error, or the text if `suppress` will read it.
+    let kept: Vec<Result<Option<String>, String>> = texts
+        .into_par_iter()
+        .map(|text| text.map(|t| (!suppress::scan(0, &t).is_empty()).then_some(t)))
+        .collect();
     let model = |i: usize| {
         let (path, language) = &files[i];
-        let model = texts[i]
-            .as_ref()
-            .map_err(String::clone)
-            .and_then(|text| model_file(path, *language, text, &knowledge));
-        progress(Progress::FileDone);
-        model
-    };
-    let models: Vec<Option<Result<FileModel, String>>> = if options.prefilter {
-        let models = prefilter::model_relevant(files, &texts, &knowledge, model);
-        for _ in models.iter().filter(|m| m.is_none()) {
-            progress(Progress::FileDone);
+        let modelled = match &kept[i] {
+            Err(error) => Err(error.clone()),
+            Ok(Some(text)) => Ok(text.clone()),
+            Ok(None) => read_text(path),
         }
-        models
-    } else {
-        (0..files.len())
+        .and_then(|text| {
+            let model = model_file(path, *language, &text, &knowledge)?;
+            let mut source = SourceFile::new(display_path(path), *language, text);
+            if !kept[i].as_ref().is_ok_and(Option::is_some) && !analysis::reads_text(&model) {
+                source.drop_text();
+            }
+            Ok(Modelled { model, source })
+        });
+        progress(Progress::FileDone);
+        modelled
+    };
+    let models: Vec<Option<Result<Modelled, String>>> = match scans {
+        Some(scans) => {
+            let models = prefilter::model_relevant(files, scans, model);
+            for _ in models.iter().filter(|m| m.is_none()) {
+                progress(Progress::FileDone);
+            }
+            models
+        }
+        None => (0..files.len())
             .into_par_iter()
             .map(|i| Some(model(i)))
-            .collect()
+            .collect(),
     };
     progress(Progress::Linking);
     let mut program = Program::default();
@@ -203,37 +225,65 @@ pub fn analyse_files_opts(
     program.files.reserve_exact(files.len());
     program
         .functions
-        .reserve_exact(modelled().map(|m| m.functions.len()).sum());
+        .reserve_exact(modelled().map(|m| m.model.functions.len()).sum());
     program
         .bindings
-        .reserve_exact(modelled().map(|m| m.bindings.len()).sum());
+        .reserve_exact(modelled().map(|m| m.model.bindings.len()).sum());
     let mut errors = Vec::new();
-    for (((path, language), text), model) in files.iter().zip(texts).zip(models) {
-        match (text, model) {
-            (Ok(text), Some(Ok(model))) => {
-                program.add_file(SourceFile::new(display_path(path), *language, text), model)
-            }
-            (Ok(text), None) => {
-                let kept = if suppress::scan(0, &text).is_empty() {
-                    String::new()
-                } else {
-                    text
-                };
-                program.add_file(
-                    SourceFile::new(display_path(path), *language, kept),
-                    FileModel::default(),
-                )
-            }
+    for (((path, language), kept), model) in files.iter().zip(kept).zip(models) {
+        match (kept, model) {
+            (_, Some(Ok(Modelled { model, source }))) => program.add_file(source, model),
+            (Ok(text), None) => program.add_file(
+                SourceFile::new(display_path(path), *language, text.unwrap_or_default()),
+                FileModel::default(),
+            ),
             (_, Some(Err(error))) | (Err(error), None) => errors.push(error),
-            (Err(_), Some(Ok(_))) => unreachable!("a file that could not be read is not modelled"),
         }
     }
     let graph = CallGraph::build(&program);
     let findings = rules::check_all(&program, &graph);
+    restore_texts(&mut program, &findings, &mut errors);
     Analysis {
         program,
         findings,
         errors,
+    }
+}
+
+/// A file's model and its source, as modelling leaves them.
+struct Modelled {
+    model: FileModel,
+    source: SourceFile,
+}
+
+impl AsRef<FileModel> for Modelled {
+    fn as_ref(&self) -> &FileModel {
+        &self.model
+    }
+}
+
+/// Reads again the texts of the files the findings point into, for the renderers.
+fn restore_texts(program: &mut Program, findings: &[Finding], errors: &mut Vec<String>) {
+    let files: std::collections::BTreeSet<usize> = findings
+        .iter()
+        .flat_map(|f| {
+            std::iter::once(f.primary.file).chain(
+                f.flows
+                    .iter()
+                    .flat_map(|flow| flow.steps.iter().map(|s| s.span.file)),
+            )
+        })
+        .filter(|&file| !program.files[file].has_text())
+        .collect();
+    for file in files {
+        let source = &mut program.files[file];
+        let same = read_text(&source.path).is_ok_and(|text| source.restore_text(text));
+        if !same {
+            errors.push(format!(
+                "{}: changed during the run; its lines are shown blank",
+                shown(&source.path)
+            ));
+        }
     }
 }
 

@@ -242,6 +242,12 @@ pub struct FileModel {
     pub classes: Vec<(String, Vec<String>)>,
 }
 
+impl AsRef<FileModel> for FileModel {
+    fn as_ref(&self) -> &FileModel {
+        self
+    }
+}
+
 impl FileModel {
     /// Frees the spare capacity that growing its vectors left: every file's model is kept until
     /// all are done, and that slack is a good part of the peak memory on a large project.
@@ -262,9 +268,20 @@ pub struct SourceFile {
     /// As shown to the user: relative to the current directory when possible.
     pub path: PathBuf,
     pub language: Language,
+    /// Empty once dropped (see [`SourceFile::drop_text`]).
     pub text: String,
     /// Byte offset of each line start.
     line_starts: Vec<usize>,
+    /// The length and a hash of the text analysed, to know it again.
+    len: usize,
+    hash: u64,
+}
+
+fn text_hash(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = rustc_hash::FxHasher::default();
+    text.hash(&mut hasher);
+    hasher.finish()
 }
 
 impl SourceFile {
@@ -273,14 +290,47 @@ impl SourceFile {
         SourceFile {
             path,
             language,
+            len: text.len(),
+            hash: text_hash(&text),
             text,
             line_starts,
         }
     }
 
+    /// Frees the text, keeping what locating an offset needs: most files are only needed again
+    /// if a finding points into them (see [`SourceFile::restore_text`]).
+    pub fn drop_text(&mut self) {
+        self.text = String::new();
+    }
+
+    pub fn has_text(&self) -> bool {
+        self.text.len() == self.len
+    }
+
+    /// Puts back the text read again after [`SourceFile::drop_text`]. If the file changed
+    /// during the run, puts blank lines of the analysed lengths instead, so that every offset
+    /// still points where it did, and returns false.
+    pub fn restore_text(&mut self, text: String) -> bool {
+        if text.len() == self.len && text_hash(&text) == self.hash {
+            self.text = text;
+            return true;
+        }
+        let mut blank = String::with_capacity(self.len);
+        for (i, &start) in self.line_starts.iter().enumerate() {
+            let end = self.line_starts.get(i + 1).copied().unwrap_or(self.len);
+            blank.extend(std::iter::repeat_n(' ', end - start));
+            if end > start && i + 1 < self.line_starts.len() {
+                blank.pop();
+                blank.push('\n');
+            }
+        }
+        self.text = blank;
+        false
+    }
+
     /// 1-based line and 1-based column in characters (as editors and SARIF count).
     pub fn line_col(&self, offset: u32) -> (usize, usize) {
-        let offset = (offset as usize).min(self.text.len());
+        let offset = (offset as usize).min(self.len);
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         let start = self.line_starts[line];
         let column = self
@@ -368,5 +418,30 @@ impl Function {
         self.lock_regions
             .iter()
             .filter(move |l| l.scope.contains(&offset))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dropped_text_comes_back_or_stays_locatable() {
+        let text = "int a;\r\nvoid f() {}\n\nlast";
+        let mut file = SourceFile::new("x.cpp".into(), Language::Cpp, text.to_string());
+        let at = text.find('f').unwrap() as u32;
+        let located = file.line_col(at);
+        file.drop_text();
+        assert!(!file.has_text());
+        assert_eq!(file.line_col(at), located);
+        assert!(file.restore_text(text.to_string()));
+        assert_eq!(file.text, text);
+
+        // Changed during the run: blank lines of the analysed lengths.
+        file.drop_text();
+        assert!(!file.restore_text("int b;\n".to_string()));
+        assert_eq!(file.text, "       \n           \n\n    ");
+        assert!(file.has_text());
+        assert_eq!(file.line_col(at), located);
     }
 }

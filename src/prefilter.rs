@@ -1504,19 +1504,22 @@ impl Typed {
 /// methods it may reach, every definition of each class between their owners and the receiver's
 /// class (so that `derived_classes` sees the same inheritance, also where two files define a class
 /// of the same name). Untyped method calls are decided last, when nothing else is left.
-pub fn model_relevant<M>(
+/// What the pre-filter reads in each file's text, so that the texts need not be kept while files
+/// are modelled.
+pub struct Scans {
+    /// Per file: whether it is kept from the start, and what it may define.
+    files: Vec<(bool, Option<Definitions>)>,
+}
+
+/// Scans every file's text (see [`Seeds`] and [`Definitions`]).
+pub fn scan_files(
     files: &[(PathBuf, Language)],
     texts: &[Result<String, String>],
     knowledge: &Knowledge,
-    model: M,
-) -> Vec<Option<Result<FileModel, String>>>
-where
-    M: Fn(usize) -> Result<FileModel, String> + Sync,
-{
+) -> Scans {
     let seeds = Seeds::new(knowledge);
     let rewrites = Rewrites::new(knowledge);
-    // Per file: whether it is kept from the start, and what it may define.
-    let scans: Vec<(bool, Option<Definitions>)> = files
+    let files = files
         .par_iter()
         .zip(texts)
         .map(|((path, language), text)| match text {
@@ -1527,12 +1530,27 @@ where
             Err(_) => (true, None),
         })
         .collect();
+    Scans { files }
+}
+
+/// Models, with `model`, the files that can change the findings: `None` for the others. `T` is
+/// what `model` makes of a file: its [`FileModel`], and whatever else the caller keeps.
+pub fn model_relevant<T, M>(
+    files: &[(PathBuf, Language)],
+    scans: Scans,
+    model: M,
+) -> Vec<Option<Result<T, String>>>
+where
+    T: AsRef<FileModel> + Send,
+    M: Fn(usize) -> Result<T, String> + Sync,
+{
+    let scans = scans.files;
     let mut selection = Selection {
         kept: scans.iter().map(|(seed, _)| *seed).collect(),
         next: Vec::new(),
     };
     let index = Index::new(scans.into_iter().map(|(_, scan)| scan).collect());
-    let mut models: Vec<Option<Result<FileModel, String>>> = files.iter().map(|_| None).collect();
+    let mut models: Vec<Option<Result<T, String>>> = files.iter().map(|_| None).collect();
     let mut frontier: Vec<usize> = (0..files.len()).filter(|&i| selection.kept[i]).collect();
     let mut seen: HashSet<Need> = HashSet::new();
     let mut untyped: BTreeSet<String> = BTreeSet::new();
@@ -1543,11 +1561,12 @@ where
     let mut pending: Vec<Need> = Vec::new();
     let mut fallbacks: BTreeSet<(String, String, bool, Vec<Vec<String>>)> = BTreeSet::new();
     while !frontier.is_empty() || !pending.is_empty() {
-        let round: Vec<(usize, Result<FileModel, String>)> =
+        let round: Vec<(usize, Result<T, String>)> =
             frontier.par_iter().map(|&i| (i, model(i))).collect();
         let mut needs = std::mem::take(&mut pending);
         for (i, result) in round {
             if let Ok(m) = &result {
+                let m = m.as_ref();
                 for (name, owner) in kept.add(m) {
                     typed.owner(&name, &owner, &index, &mut selection);
                 }
@@ -1787,9 +1806,9 @@ impl Live {
         open
     }
 
-    fn propagate(
+    fn propagate<T: AsRef<FileModel>>(
         &mut self,
-        models: &[Option<Result<FileModel, String>>],
+        models: &[Option<Result<T, String>>],
         files: &[(PathBuf, Language)],
         index: &Index,
         needs: &mut Vec<Need>,
@@ -1801,6 +1820,7 @@ impl Live {
             let Some(Ok(model)) = &models[file] else {
                 continue;
             };
+            let model = model.as_ref();
             let Some(function) = model.functions.get(id) else {
                 continue;
             };

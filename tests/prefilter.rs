@@ -542,7 +542,8 @@ fn a_generated_tree_gives_identical_output_with_and_without_prefilter_and_thread
         .collect();
     let knowledge = Knowledge::builtin();
     let modelled = std::sync::atomic::AtomicUsize::new(0);
-    let models = gil_lint::prefilter::model_relevant(&files, &texts, &knowledge, |i| {
+    let scans = gil_lint::prefilter::scan_files(&files, &texts, &knowledge);
+    let models = gil_lint::prefilter::model_relevant(&files, scans, |i| {
         modelled.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (path, language) = &files[i];
         gil_lint::frontend::extract(*language, path, texts[i].as_ref().unwrap(), &knowledge)
