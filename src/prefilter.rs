@@ -1495,15 +1495,6 @@ impl Typed {
     }
 }
 
-/// Models the files that can matter, in rounds to a fixed point (see the module doc).
-/// `model(i)` models file `i`; the result has one entry per file, `None` for a skipped file.
-///
-/// Beyond the seeds and the definers of called names, two needs depend on the program parsed so
-/// far. An owner class only has to exist once: the first file (in path order) that defines it is
-/// parsed, then the next one if that one did not. A call on a typed receiver needs, besides the
-/// methods it may reach, every definition of each class between their owners and the receiver's
-/// class (so that `derived_classes` sees the same inheritance, also where two files define a class
-/// of the same name). Untyped method calls are decided last, when nothing else is left.
 /// What the pre-filter reads in each file's text, so that the texts need not be kept while files
 /// are modelled.
 pub struct Scans {
@@ -1533,8 +1524,16 @@ pub fn scan_files(
     Scans { files }
 }
 
-/// Models, with `model`, the files that can change the findings: `None` for the others. `T` is
-/// what `model` makes of a file: its [`FileModel`], and whatever else the caller keeps.
+/// Models the files that can matter, in rounds to a fixed point (see the module doc).
+/// `model(i)` models file `i`; the result has one entry per file, `None` for a skipped file. `T`
+/// is what `model` makes of a file: its [`FileModel`], and whatever else the caller keeps.
+///
+/// Beyond the seeds and the definers of called names, two needs depend on the program parsed so
+/// far. An owner class only has to exist once: the first file (in path order) that defines it is
+/// parsed, then the next one if that one did not. A call on a typed receiver needs, besides the
+/// methods it may reach, every definition of each class between their owners and the receiver's
+/// class (so that `derived_classes` sees the same inheritance, also where two files define a class
+/// of the same name). Untyped method calls are decided last, when nothing else is left.
 pub fn model_relevant<T, M>(
     files: &[(PathBuf, Language)],
     scans: Scans,
