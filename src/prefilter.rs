@@ -27,6 +27,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use rayon::prelude::*;
@@ -120,7 +121,7 @@ pub enum Need {
     Scoped {
         name: String,
         path: String,
-        prefixes: Vec<Vec<String>>,
+        prefixes: Prefixes,
         method: bool,
     },
     /// `x.f()` on a receiver of unknown type: every method named `f`, unless there are more than
@@ -134,13 +135,53 @@ pub enum Need {
     Owner(String),
 }
 
+/// The scopes a Rust name may be looked up in (see [`Need::Scoped`]).
+type Prefixes = Arc<[Vec<String>]>;
+
+/// The [`Prefixes`] of each function's scope and `use`s, built once and shared by its calls: a
+/// copy for each call was most of the pre-filter's memory on a large crate. Keyed by where the
+/// scope and `use` lists are, in models that outlive the cache.
+#[derive(Default)]
+struct ScopePrefixes {
+    by_origin: HashMap<(usize, usize, usize, usize, bool), Prefixes>,
+}
+
+impl ScopePrefixes {
+    fn get(&mut self, scope: &[String], usings: &[String], method: bool) -> Prefixes {
+        let origin = (
+            scope.as_ptr() as usize,
+            scope.len(),
+            usings.as_ptr() as usize,
+            usings.len(),
+            method,
+        );
+        self.by_origin
+            .entry(origin)
+            .or_insert_with(|| {
+                let mut prefixes: Vec<Vec<String>> =
+                    (1..=scope.len()).map(|k| scope[..k].to_vec()).collect();
+                if !method {
+                    prefixes.extend(
+                        usings
+                            .iter()
+                            .map(|u| u.split("::").map(str::to_string).collect()),
+                    );
+                }
+                prefixes.sort_unstable();
+                prefixes.dedup();
+                prefixes.into()
+            })
+            .clone()
+    }
+}
+
 /// What a call (or a binding) to `target`, written in a file of `language` from a function in
 /// `scope` with `usings`, needs.
-pub fn target_need(
+fn target_need(
     language: Language,
     target: &CallTarget,
-    scope: &[String],
-    usings: &[String],
+    (scope, usings): (&[String], &[String]),
+    prefixes: &mut ScopePrefixes,
 ) -> Option<Need> {
     let CallTarget::Named { path, receiver } = target else {
         return None;
@@ -152,24 +193,11 @@ pub fn target_need(
     let name = name.to_string();
     // C++ may define `f` at global scope, where no scope can be checked: `Function` there. Rust
     // qualified names always start with the crate.
-    let scoped = |name: String, method: bool| {
-        let mut prefixes: Vec<Vec<String>> =
-            (1..=scope.len()).map(|k| scope[..k].to_vec()).collect();
-        if !method {
-            prefixes.extend(
-                usings
-                    .iter()
-                    .map(|u| u.split("::").map(str::to_string).collect()),
-            );
-        }
-        prefixes.sort_unstable();
-        prefixes.dedup();
-        Need::Scoped {
-            name,
-            path: path.clone(),
-            prefixes,
-            method,
-        }
+    let mut scoped = |name: String, method: bool| Need::Scoped {
+        name,
+        path: path.clone(),
+        prefixes: prefixes.get(scope, usings, method),
+        method,
     };
     Some(match receiver {
         Receiver::None => match path.rsplit("::").nth(1).map(key) {
@@ -1345,34 +1373,61 @@ fn closure<'s>(start: &'s str, edges: &'s HashMap<String, Vec<String>>) -> HashS
     out
 }
 
-/// What the files kept so far define, to decide the needs that depend on the whole program.
+/// The models parsed so far, by file.
+type Models<T> = [Option<Result<T, String>>];
+
+/// Function `id` of file `file`'s model.
+fn function_at<T: AsRef<FileModel>>(models: &Models<T>, (file, id): (usize, FnId)) -> &Function {
+    match &models[file] {
+        Some(Ok(model)) => &model.as_ref().functions[id],
+        _ => unreachable!("only parsed functions are indexed"),
+    }
+}
+
+/// The owner part of a qualified name: `a::B` for `a::B::f`, empty for `f`.
+fn owner_of(qualname: &str) -> &str {
+    qualname.rsplit_once("::").map_or("", |(o, _)| o)
+}
+
+/// What the files kept so far define, to decide the needs that depend on the whole program. It
+/// points into the models rather than copying their names.
 #[derive(Default)]
 struct Kept {
-    /// Name -> (is declared in a class body, owner) of each kept non-lambda function.
-    functions: HashMap<String, Vec<(bool, String)>>,
+    /// Name -> the kept non-lambda functions declared with it: (file, function).
+    functions: HashMap<String, Vec<(usize, FnId)>>,
+    /// The last segment of a qualified name -> the kept non-lambda functions with it.
+    by_last_segment: HashMap<String, Vec<(usize, FnId)>>,
     /// Key -> owners (last segments, keyed) of the kept non-lambda functions.
     owners: HashMap<String, BTreeSet<String>>,
     /// Kept classes, by qualified name and by last segment.
     classes: HashSet<String>,
-    /// Qualified names of the kept non-lambda functions.
-    qualnames: HashSet<String>,
+}
+
+/// Appends `item` to the list of `key`, allocating the key only the first time.
+fn push_at<V>(map: &mut HashMap<String, Vec<V>>, key: &str, item: V) {
+    match map.get_mut(key) {
+        Some(items) => items.push(item),
+        None => {
+            map.insert(key.to_string(), vec![item]);
+        }
+    }
 }
 
 impl Kept {
-    /// Adds a model; returns the `(key, owner)` pairs of functions not seen before.
-    fn add(&mut self, model: &FileModel) -> Vec<(String, String)> {
+    /// Adds file `file`'s model; returns the `(key, owner)` pairs of functions not seen before.
+    fn add(&mut self, file: usize, model: &FileModel) -> Vec<(String, String)> {
         let mut new = Vec::new();
-        for f in &model.functions {
+        for (id, f) in model.functions.iter().enumerate() {
             if f.kind == FunctionKind::Lambda {
                 continue;
             }
-            let owner = f.qualname.rsplit_once("::").map_or("", |(o, _)| o);
-            self.functions
-                .entry(f.name.clone())
-                .or_default()
-                .push((f.kind == FunctionKind::Method, owner.to_string()));
-            self.qualnames.insert(f.qualname.clone());
-            let owner_key = key(last_segment(owner));
+            push_at(&mut self.functions, &f.name, (file, id));
+            push_at(
+                &mut self.by_last_segment,
+                last_segment(&f.qualname),
+                (file, id),
+            );
+            let owner_key = key(last_segment(owner_of(&f.qualname)));
             if !owner_key.is_empty()
                 && self
                     .owners
@@ -1392,11 +1447,13 @@ impl Kept {
 
     /// A lower bound of the number of methods named `name` in the whole program: adding files
     /// only adds methods (and classes that make out-of-line definitions methods).
-    fn methods(&self, name: &str) -> usize {
+    fn methods<T: AsRef<FileModel>>(&self, models: &Models<T>, name: &str) -> usize {
         self.functions.get(name).map_or(0, |fs| {
             fs.iter()
-                .filter(|(method, owner)| {
-                    *method
+                .map(|&at| function_at(models, at))
+                .filter(|f| {
+                    let owner = owner_of(&f.qualname);
+                    f.kind == FunctionKind::Method
                         || !owner.is_empty()
                             && (self.classes.contains(owner)
                                 || self.classes.contains(last_segment(owner)))
@@ -1407,13 +1464,23 @@ impl Kept {
 
     /// How many different qualified names the kept functions named `name` have: with two, a call
     /// resolved "by unique name" has no target, whatever else is parsed.
-    fn qualnames(&self, name: &str) -> usize {
+    fn qualnames<T: AsRef<FileModel>>(&self, models: &Models<T>, name: &str) -> usize {
         self.functions.get(name).map_or(0, |fs| {
             fs.iter()
-                .map(|(_, owner)| owner.as_str())
+                .map(|&at| owner_of(&function_at(models, at).qualname))
                 .collect::<HashSet<_>>()
                 .len()
         })
+    }
+
+    /// Whether a kept non-lambda function has this qualified name.
+    fn has_qualname<T: AsRef<FileModel>>(&self, models: &Models<T>, qualname: &str) -> bool {
+        self.by_last_segment
+            .get(last_segment(qualname))
+            .is_some_and(|fs| {
+                fs.iter()
+                    .any(|&at| function_at(models, at).qualname == qualname)
+            })
     }
 
     /// The owners (last segments) of the kept functions whose key is `name`.
@@ -1558,20 +1625,22 @@ where
     let mut kept = Kept::default();
     let mut live = Live::default();
     let mut pending: Vec<Need> = Vec::new();
-    let mut fallbacks: BTreeSet<(String, String, bool, Vec<Vec<String>>)> = BTreeSet::new();
+    let mut fallbacks: BTreeSet<(String, String, bool, Prefixes)> = BTreeSet::new();
     while !frontier.is_empty() || !pending.is_empty() {
         let round: Vec<(usize, Result<T, String>)> =
             frontier.par_iter().map(|&i| (i, model(i))).collect();
         let mut needs = std::mem::take(&mut pending);
+        let done: Vec<usize> = round.iter().map(|(i, _)| *i).collect();
         for (i, result) in round {
-            if let Ok(m) = &result {
-                let m = m.as_ref();
-                for (name, owner) in kept.add(m) {
-                    typed.owner(&name, &owner, &index, &mut selection);
-                }
-                live.add(i, m, files[i].1, &index, &mut needs);
-            }
             models[i] = Some(result);
+        }
+        for i in done {
+            let Some(Ok(m)) = &models[i] else { continue };
+            let m = m.as_ref();
+            for (name, owner) in kept.add(i, m) {
+                typed.owner(&name, &owner, &index, &mut selection);
+            }
+            live.add(i, &models, files[i].1, &index, &mut needs);
         }
         live.propagate(&models, files, &index, &mut needs);
         for need in needs {
@@ -1631,25 +1700,25 @@ where
                 // call never falls back.
                 let found = std::iter::once(path.clone())
                     .chain(prefixes.iter().map(|p| format!("{}::{path}", p.join("::"))))
-                    .any(|q| kept.qualnames.contains(&q));
+                    .any(|q| kept.has_qualname(&models, &q));
                 let open = !found
                     && if method {
-                        kept.methods(&path) <= MAX_UNTYPED_FANOUT
+                        kept.methods(&models, &path) <= MAX_UNTYPED_FANOUT
                     } else {
-                        kept.qualnames(&path) < 2
+                        kept.qualnames(&models, &path) < 2
                     };
                 if open {
                     selection.pull(index.function_definers(&name));
                 }
             }
             for name in std::mem::take(&mut untyped) {
-                if kept.methods(&name) <= MAX_UNTYPED_FANOUT {
+                if kept.methods(&models, &name) <= MAX_UNTYPED_FANOUT {
                     selection.pull(index.function_definers(key(&name)));
                 }
             }
             // Their methods, now known, are live; their calls are needs of the next round.
             let mut needs = Vec::new();
-            if !live.decide_untyped(&kept, &index).is_empty() {
+            if !live.decide_untyped(&kept, &models, &index).is_empty() {
                 live.propagate(&models, files, &index, &mut needs);
                 pending.extend(needs);
             }
@@ -1668,8 +1737,9 @@ where
 /// than [`MAX_UNTYPED_FANOUT`] are kept. Only the calls of live functions are needs.
 #[derive(Default)]
 struct Live {
-    /// Key -> the kept non-lambda functions with it: (file, function, qualified name, owner).
-    by_key: HashMap<String, Vec<(usize, FnId, String, String)>>,
+    prefixes: ScopePrefixes,
+    /// Key -> the kept non-lambda functions with it: (file, function).
+    by_key: HashMap<String, Vec<(usize, FnId)>>,
     /// Key -> the calls made from live functions (or bindings) to that name.
     patterns: HashMap<String, BTreeSet<Pattern>>,
     /// Untyped method calls (C++), by name, until the number of such methods is known.
@@ -1692,10 +1762,10 @@ impl Live {
     fn matches(
         derived: &mut HashMap<String, HashSet<String>>,
         pattern: &Pattern,
-        qualname: &str,
-        owner: &str,
+        function: &Function,
         index: &Index,
     ) -> bool {
+        let qualname = function.qualname.as_str();
         match pattern {
             Pattern::Path(path) => {
                 qualname == path
@@ -1706,56 +1776,59 @@ impl Live {
             Pattern::OwnedBy(class) => derived
                 .entry(class.clone())
                 .or_insert_with(|| owned(index.derived(class)))
-                .contains(owner),
+                .contains(key(last_segment(owner_of(qualname)))),
         }
     }
 
-    fn add(
+    /// Adds file `file`, just modelled.
+    fn add<T: AsRef<FileModel>>(
         &mut self,
         file: usize,
-        model: &FileModel,
+        models: &Models<T>,
         language: Language,
         index: &Index,
         needs: &mut Vec<Need>,
     ) {
+        let Some(Ok(model)) = &models[file] else {
+            return;
+        };
+        let model = model.as_ref();
         for (id, f) in model.functions.iter().enumerate() {
             if f.kind == FunctionKind::Lambda {
                 continue;
             }
-            let k = key(&f.name).to_string();
-            let owner = f
-                .qualname
-                .rsplit_once("::")
-                .map_or("", |(o, _)| key(last_segment(o)));
+            let k = key(&f.name);
             let derived = &mut self.derived;
-            let live = self.patterns.get(&k).is_some_and(|ps| {
-                ps.iter()
-                    .any(|p| Self::matches(derived, p, &f.qualname, owner, index))
-            });
+            let live = self
+                .patterns
+                .get(k)
+                .is_some_and(|ps| ps.iter().any(|p| Self::matches(derived, p, f, index)));
             if live {
                 self.queue.push((file, id));
             }
-            self.by_key.entry(k).or_default().push((
-                file,
-                id,
-                f.qualname.clone(),
-                owner.to_string(),
-            ));
+            push_at(&mut self.by_key, k, (file, id));
         }
         for binding in &model.bindings {
             let from = (binding.scope.as_slice(), binding.usings.as_slice());
-            self.target(file, &binding.target, from, language, index, needs);
+            self.target(
+                file,
+                &binding.target,
+                from,
+                language,
+                (models, index),
+                needs,
+            );
         }
     }
 
     /// A call from live code.
-    fn target(
+    fn target<T: AsRef<FileModel>>(
         &mut self,
         file: usize,
         target: &CallTarget,
         (scope, usings): (&[String], &[String]),
         language: Language,
-        index: &Index,
+        (models, index): (&Models<T>, &Index),
         needs: &mut Vec<Need>,
     ) {
         let CallTarget::Named { path, receiver } = target else {
@@ -1764,7 +1837,12 @@ impl Live {
             }
             return;
         };
-        needs.extend(target_need(language, target, scope, usings));
+        needs.extend(target_need(
+            language,
+            target,
+            (scope, usings),
+            &mut self.prefixes,
+        ));
         let pattern = match receiver {
             Receiver::Typed(class) => Pattern::OwnedBy(key(last_segment(class)).to_string()),
             Receiver::Object if language == Language::Cpp => {
@@ -1774,16 +1852,23 @@ impl Live {
             Receiver::Object => return,
             Receiver::None | Receiver::This => Pattern::Path(path.clone()),
         };
-        self.pattern(key(last_segment(path)), pattern, index);
+        self.pattern(key(last_segment(path)), pattern, models, index);
     }
 
-    fn pattern(&mut self, k: &str, pattern: Pattern, index: &Index) {
+    fn pattern<T: AsRef<FileModel>>(
+        &mut self,
+        k: &str,
+        pattern: Pattern,
+        models: &Models<T>,
+        index: &Index,
+    ) {
         if self.patterns.get(k).is_some_and(|ps| ps.contains(&pattern)) {
             return;
         }
-        for (file, id, qualname, owner) in self.by_key.get(k).into_iter().flatten() {
-            if Self::matches(&mut self.derived, &pattern, qualname, owner, index) {
-                self.queue.push((*file, *id));
+        for &at in self.by_key.get(k).into_iter().flatten() {
+            let function = function_at(models, at);
+            if Self::matches(&mut self.derived, &pattern, function, index) {
+                self.queue.push(at);
             }
         }
         self.patterns
@@ -1794,20 +1879,25 @@ impl Live {
 
     /// The untyped method calls whose name has at most [`MAX_UNTYPED_FANOUT`] methods kept: the
     /// methods of that name are live (when there are more, they resolve to none). Returns them.
-    fn decide_untyped(&mut self, kept: &Kept, index: &Index) -> Vec<String> {
+    fn decide_untyped<T: AsRef<FileModel>>(
+        &mut self,
+        kept: &Kept,
+        models: &Models<T>,
+        index: &Index,
+    ) -> Vec<String> {
         let open: Vec<String> = std::mem::take(&mut self.untyped)
             .into_iter()
-            .filter(|name| kept.methods(name) <= MAX_UNTYPED_FANOUT)
+            .filter(|name| kept.methods(models, name) <= MAX_UNTYPED_FANOUT)
             .collect();
         for name in &open {
-            self.pattern(key(name), Pattern::Path(name.clone()), index);
+            self.pattern(key(name), Pattern::Path(name.clone()), models, index);
         }
         open
     }
 
     fn propagate<T: AsRef<FileModel>>(
         &mut self,
-        models: &[Option<Result<T, String>>],
+        models: &Models<T>,
         files: &[(PathBuf, Language)],
         index: &Index,
         needs: &mut Vec<Need>,
@@ -1826,7 +1916,8 @@ impl Live {
             needs.extend(owner_need(function));
             let from = (function.scope.as_slice(), function.usings.as_slice());
             for call in &function.calls {
-                self.target(file, &call.target, from, files[file].1, index, needs);
+                let language = files[file].1;
+                self.target(file, &call.target, from, language, (models, index), needs);
             }
         }
     }
