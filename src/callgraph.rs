@@ -397,6 +397,7 @@ fn route_passed_lambdas(
             else {
                 continue;
             };
+            let outer = outer as usize;
             let consumed = callees[caller][outer]
                 .iter()
                 .any(|&callee| calls_param.contains(&(callee, index)));

@@ -108,16 +108,17 @@ pub struct CallSite {
     /// For a lambda written as argument `.1` of call site `.0` of the same function: the lambda
     /// runs inside the callee when the callee calls that parameter (a wrapper such as
     /// `without_gil([&] { ... })`), and in place otherwise.
-    pub passed_to: Option<(usize, u32)>,
+    pub passed_to: Option<(u32, u32)>,
     /// The callee runs on a new thread (`std::thread t(f)`), without the GIL, "holding" the
     /// thread lock of this name until it ends.
-    pub spawns: Option<String>,
+    pub spawns: Option<Box<str>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CallTarget {
-    /// A call by name: `f()`, `ns::f()`, `x.f()`, `this->f()`.
-    Named { path: String, receiver: Receiver },
+    /// A call by name: `f()`, `ns::f()`, `x.f()`, `this->f()`. (Boxed strings: a program has
+    /// hundreds of thousands of call sites.)
+    Named { path: Box<str>, receiver: Receiver },
     /// A function defined at the call (a lambda run where it is written, or through a local
     /// variable), already resolved by the front-end.
     Direct(FnId),
@@ -135,7 +136,7 @@ pub enum Receiver {
     Object,
     /// `x.f()` where `x` is declared with this type (smart pointers unwrapped, template arguments
     /// removed): `at::Tensor`, `Quantizer`.
-    Typed(String),
+    Typed(Box<str>),
 }
 
 #[derive(Clone, Debug)]

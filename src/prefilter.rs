@@ -195,7 +195,7 @@ fn target_need(
     // qualified names always start with the crate.
     let mut scoped = |name: String, method: bool| Need::Scoped {
         name,
-        path: path.clone(),
+        path: path.to_string(),
         prefixes: prefixes.get(scope, usings, method),
         method,
     };
@@ -212,7 +212,7 @@ fn target_need(
         Receiver::This => Need::Function(name),
         // The call graph matches untyped method calls by name in C++ only.
         Receiver::Object if language != Language::Cpp => return None,
-        Receiver::Object => Need::Untyped(path.clone()),
+        Receiver::Object => Need::Untyped(path.to_string()),
         Receiver::Typed(class) => Need::Typed {
             name,
             class: key(last_segment(class)).to_string(),
@@ -1846,11 +1846,11 @@ impl Live {
         let pattern = match receiver {
             Receiver::Typed(class) => Pattern::OwnedBy(key(last_segment(class)).to_string()),
             Receiver::Object if language == Language::Cpp => {
-                self.untyped.insert(path.clone());
+                self.untyped.insert(path.to_string());
                 return;
             }
             Receiver::Object => return,
-            Receiver::None | Receiver::This => Pattern::Path(path.clone()),
+            Receiver::None | Receiver::This => Pattern::Path(path.to_string()),
         };
         self.pattern(key(last_segment(path)), pattern, models, index);
     }

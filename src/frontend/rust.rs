@@ -563,8 +563,8 @@ impl Walker<'_> {
             span: span_of(span),
             target,
             args,
-            passed_to,
-            spawns,
+            passed_to: passed_to.map(|(call, index)| (call as u32, index)),
+            spawns: spawns.map(String::into_boxed_str),
         };
         if let Some(f) = self.current() {
             f.calls.push(site);
@@ -1222,7 +1222,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             Some(Local::Closure(id)) => CallTarget::Direct(id),
             Some(Local::Param(index)) => CallTarget::Param(index),
             _ => CallTarget::Named {
-                path: self.absolute(&written),
+                path: self.absolute(&written).into(),
                 receiver: Receiver::None,
             },
         };
@@ -1287,10 +1287,10 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             Expr::Path(p) if p.path.is_ident("self") => Receiver::This,
             other => self
                 .type_of(other)
-                .map_or(Receiver::Object, Receiver::Typed),
+                .map_or(Receiver::Object, |ty| Receiver::Typed(ty.into())),
         };
         let target = CallTarget::Named {
-            path: method,
+            path: method.into(),
             receiver,
         };
         self.push_call(call.method.span(), target, call.args.len() as u32, None);

@@ -764,7 +764,7 @@ impl<'a> Walker<'a> {
                 Some(Local::Param(index)) => self.add_call(callee, CallTarget::Param(index)),
                 None => {
                     let target = CallTarget::Named {
-                        path,
+                        path: path.into(),
                         receiver: Receiver::None,
                     };
                     self.add_call_with_args(callee, target, Some(arguments));
@@ -796,7 +796,7 @@ impl<'a> Walker<'a> {
                 span: span(introducer),
                 target: CallTarget::Direct(id),
                 args: 0,
-                passed_to: Some((call, index as u32)),
+                passed_to: Some((call as u32, index as u32)),
                 spawns: None,
             };
             if let Some(function) = self.function() {
@@ -829,7 +829,7 @@ impl<'a> Walker<'a> {
             self.add_call(
                 name,
                 CallTarget::Named {
-                    path,
+                    path: path.into(),
                     receiver: Receiver::None,
                 },
             );
@@ -868,12 +868,12 @@ impl<'a> Walker<'a> {
                         .child_by_field_name("operator")
                         .is_some_and(|o| self.text(o) == "->");
                     self.receiver_class(r, arrow)
-                        .map_or(Receiver::Object, Receiver::Typed)
+                        .map_or(Receiver::Object, |class| Receiver::Typed(class.into()))
                 }
                 None => Receiver::Object,
             };
             let target = CallTarget::Named {
-                path: method,
+                path: method.into(),
                 receiver: receiver_kind,
             };
             self.add_call_with_args(field, target, node.child_by_field_name("arguments"));
@@ -1017,7 +1017,7 @@ impl<'a> Walker<'a> {
                 "identifier" | "qualified_identifier" | "template_function" => {
                     let path = self.path(node);
                     return Some(CallTarget::Named {
-                        path,
+                        path: path.into(),
                         receiver: Receiver::None,
                     });
                 }
@@ -1138,7 +1138,7 @@ impl<'a> Walker<'a> {
             (
                 reference,
                 CallTarget::Named {
-                    path,
+                    path: path.into(),
                     receiver: Receiver::None,
                 },
             )
@@ -1148,7 +1148,7 @@ impl<'a> Walker<'a> {
             target,
             args: (args.len() as u32).saturating_sub(1),
             passed_to: None,
-            spawns: Some(thread),
+            spawns: Some(thread.into()),
         };
         if let Some(frame) = self.frames.last_mut() {
             frame.threads.insert(name);
