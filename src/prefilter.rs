@@ -1398,7 +1398,7 @@ struct Kept {
     /// The last segment of a qualified name -> the kept non-lambda functions with it.
     by_last_segment: HashMap<String, Vec<(usize, FnId)>>,
     /// Key -> owners (last segments, keyed) of the kept non-lambda functions.
-    owners: HashMap<String, BTreeSet<String>>,
+    owners: HashMap<String, Vec<String>>,
     /// Kept classes, by qualified name and by last segment.
     classes: HashSet<String>,
 }
@@ -1428,14 +1428,14 @@ impl Kept {
                 (file, id),
             );
             let owner_key = key(last_segment(owner_of(&f.qualname)));
-            if !owner_key.is_empty()
-                && self
-                    .owners
-                    .entry(key(&f.name).to_string())
-                    .or_default()
-                    .insert(owner_key.to_string())
-            {
-                new.push((key(&f.name).to_string(), owner_key.to_string()));
+            let name_key = key(&f.name);
+            let known = self
+                .owners
+                .get(name_key)
+                .is_some_and(|owners| owners.iter().any(|o| o == owner_key));
+            if !owner_key.is_empty() && !known {
+                push_at(&mut self.owners, name_key, owner_key.to_string());
+                new.push((name_key.to_string(), owner_key.to_string()));
             }
         }
         for (class, _) in &model.classes {
@@ -1741,7 +1741,7 @@ struct Live {
     /// Key -> the kept non-lambda functions with it: (file, function).
     by_key: HashMap<String, Vec<(usize, FnId)>>,
     /// Key -> the calls made from live functions (or bindings) to that name.
-    patterns: HashMap<String, BTreeSet<Pattern>>,
+    patterns: HashMap<String, Vec<Pattern>>,
     /// Untyped method calls (C++), by name, until the number of such methods is known.
     untyped: BTreeSet<String>,
     done: HashSet<(usize, FnId)>,
@@ -1871,10 +1871,7 @@ impl Live {
                 self.queue.push(at);
             }
         }
-        self.patterns
-            .entry(k.to_string())
-            .or_default()
-            .insert(pattern);
+        push_at(&mut self.patterns, k, pattern);
     }
 
     /// The untyped method calls whose name has at most [`MAX_UNTYPED_FANOUT`] methods kept: the
