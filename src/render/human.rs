@@ -174,19 +174,25 @@ struct Excerpt {
 impl Excerpt {
     /// `None` when no labelled line is too long.
     fn of(text: &str, labels: &[Range<usize>]) -> Option<Self> {
-        // Line range -> the window of it to keep.
+        // Line start -> (line end, the part of it to keep): each over-long line a label touches,
+        // with every labelled part of it (a label may also span it from a line above).
         let mut windows: BTreeMap<usize, (usize, Range<usize>)> = BTreeMap::new();
-        for label in labels {
-            let start = label.start.min(text.len());
-            let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-            let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
-            if line_end - line_start <= MAX_SHOWN_LINE {
-                continue;
+        let mut line_start = 0;
+        for line in text.split('\n') {
+            let line_end = line_start + line.len();
+            if line.len() > MAX_SHOWN_LINE {
+                for label in labels {
+                    if label.start <= line_end && label.end >= line_start {
+                        let on_line = label.start.max(line_start)..label.end.min(line_end);
+                        let window = windows
+                            .entry(line_start)
+                            .or_insert((line_end, on_line.clone()));
+                        window.1.start = window.1.start.min(on_line.start);
+                        window.1.end = window.1.end.max(on_line.end);
+                    }
+                }
             }
-            let end = label.end.clamp(start, line_end);
-            let window = windows.entry(line_start).or_insert((line_end, start..end));
-            window.1.start = window.1.start.min(start);
-            window.1.end = window.1.end.max(end);
+            line_start = line_end + 1;
         }
         if windows.is_empty() {
             return None;
@@ -261,6 +267,65 @@ mod tests {
         assert_eq!(&excerpt.text[s..e], "target");
         let (s, e) = (excerpt.map(last), excerpt.map(last + 4));
         assert_eq!(&excerpt.text[s..e], "last");
+    }
+
+    #[test]
+    fn a_label_ending_on_a_long_line_keeps_its_end() {
+        let long = format!("{}end{}", "x".repeat(500), "y".repeat(500));
+        let text = format!("start(\n{long}\n");
+        let end = text.find("end").unwrap() + 3;
+        let label = 0..end;
+        let excerpt = Excerpt::of(&text, std::slice::from_ref(&label)).unwrap();
+        let (s, e) = (excerpt.map(0), excerpt.map(end));
+        assert!(excerpt.text[s..e].starts_with("start(\n"));
+        assert!(excerpt.text[s..e].ends_with("xend"));
+        assert!(excerpt.text.len() < 700, "{}", excerpt.text.len());
+    }
+
+    /// Every label of random texts still covers the same text after the cut.
+    #[test]
+    fn labels_map_to_the_same_text() {
+        let mut seed = 7u64;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        for _ in 0..300 {
+            let mut text = String::new();
+            for _ in 0..1 + next(6) {
+                let width = if next(2) == 0 {
+                    next(40)
+                } else {
+                    300 + next(900)
+                };
+                text.extend((0..width).map(|i| if i % 7 == 6 { 'é' } else { 'a' }));
+                text.push('\n');
+            }
+            let boundaries: Vec<usize> = (0..=text.len())
+                .filter(|&i| text.is_char_boundary(i))
+                .collect();
+            let labels: Vec<Range<usize>> = (0..1 + next(4))
+                .map(|_| {
+                    let a = boundaries[next(boundaries.len())];
+                    let b = boundaries[next(boundaries.len())];
+                    a.min(b)..a.max(b)
+                })
+                .collect();
+            let Some(excerpt) = Excerpt::of(&text, &labels) else {
+                continue;
+            };
+            for label in &labels {
+                let (s, e) = (excerpt.map(label.start), excerpt.map(label.end));
+                let shown = excerpt
+                    .text
+                    .get(s..e)
+                    .expect("a mapped label is a valid range");
+                // A label is never cut inside: only the text around it is.
+                assert_eq!(shown, &text[label.clone()]);
+            }
+        }
     }
 
     #[test]
