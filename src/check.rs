@@ -130,12 +130,5 @@ fn absolute(path: &Path) -> PathBuf {
 
 /// Whether the finding's location or a step of its path is in one of the files marked in `files`.
 fn touches(finding: &Finding, files: &[bool]) -> bool {
-    std::iter::once(finding.primary)
-        .chain(
-            finding
-                .flows
-                .iter()
-                .flat_map(|f| f.steps.iter().map(|s| s.span)),
-        )
-        .any(|span| files[span.file])
+    finding.spans().any(|span| files[span.file])
 }

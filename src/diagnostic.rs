@@ -44,3 +44,23 @@ pub struct Finding {
     pub notes: Vec<String>,
     pub help: Option<String>,
 }
+
+impl Finding {
+    /// Every location the finding shows: the primary one, then each step of each flow.
+    pub fn spans(&self) -> impl Iterator<Item = Span> + '_ {
+        std::iter::once(self.primary).chain(
+            self.flows
+                .iter()
+                .flat_map(|f| f.steps.iter().map(|s| s.span)),
+        )
+    }
+
+    /// [`Finding::spans`], to move them.
+    pub fn spans_mut(&mut self) -> impl Iterator<Item = &mut Span> {
+        std::iter::once(&mut self.primary).chain(
+            self.flows
+                .iter_mut()
+                .flat_map(|f| f.steps.iter_mut().map(|s| &mut s.span)),
+        )
+    }
+}

@@ -266,13 +266,7 @@ impl AsRef<FileModel> for Modelled {
 fn restore_texts(program: &mut Program, findings: &[Finding], errors: &mut Vec<String>) {
     let files: std::collections::BTreeSet<usize> = findings
         .iter()
-        .flat_map(|f| {
-            std::iter::once(f.primary.file).chain(
-                f.flows
-                    .iter()
-                    .flat_map(|flow| flow.steps.iter().map(|s| s.span.file)),
-            )
-        })
+        .flat_map(|f| f.spans().map(|span| span.file))
         .filter(|&file| !program.files[file].has_text())
         .collect();
     for file in files {

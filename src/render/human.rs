@@ -10,7 +10,7 @@ use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, Config};
 
 use crate::diagnostic::{Finding, Severity};
-use crate::model::{Program, Span};
+use crate::model::Program;
 
 /// A labelled line longer than this (a minified or generated file) is shown cut to the part
 /// around its labels, so that one finding does not print megabytes.
@@ -37,7 +37,7 @@ impl<'p> HumanRenderer<'p> {
     fn files_for(&self, finding: &Finding) -> (SimpleFiles<String, Cow<'p, str>>, Finding) {
         let mut finding = finding.clone();
         let mut by_file: BTreeMap<usize, Vec<Range<usize>>> = BTreeMap::new();
-        for span in spans(&finding) {
+        for span in finding.spans() {
             by_file.entry(span.file).or_default().push(span.range());
         }
         let mut cuts: BTreeMap<usize, Excerpt> = BTreeMap::new();
@@ -56,7 +56,7 @@ impl<'p> HumanRenderer<'p> {
             files.add(file.path.display().to_string(), text);
         }
         if !cuts.is_empty() {
-            for span in spans_mut(&mut finding) {
+            for span in finding.spans_mut() {
                 if let Some(excerpt) = cuts.get(&span.file) {
                     span.start = excerpt.map(span.start as usize) as u32;
                     span.end = excerpt.map(span.end as usize) as u32;
@@ -143,24 +143,6 @@ impl<'p> HumanRenderer<'p> {
         }
         Ok(())
     }
-}
-
-fn spans(finding: &Finding) -> impl Iterator<Item = Span> + '_ {
-    std::iter::once(finding.primary).chain(
-        finding
-            .flows
-            .iter()
-            .flat_map(|f| f.steps.iter().map(|s| s.span)),
-    )
-}
-
-fn spans_mut(finding: &mut Finding) -> impl Iterator<Item = &mut Span> {
-    std::iter::once(&mut finding.primary).chain(
-        finding
-            .flows
-            .iter_mut()
-            .flat_map(|f| f.steps.iter_mut().map(|s| &mut s.span)),
-    )
 }
 
 /// A file's text with its over-long labelled lines cut: each becomes `…` + the part from
