@@ -21,6 +21,8 @@ const ELLIPSIS: &str = "…";
 
 pub struct HumanRenderer<'p> {
     program: &'p Program,
+    /// The files as codespan reads them, for every finding without an over-long line.
+    files: SimpleFiles<String, Cow<'p, str>>,
     config: Config,
 }
 
@@ -28,14 +30,30 @@ impl<'p> HumanRenderer<'p> {
     pub fn new(program: &'p Program) -> Self {
         HumanRenderer {
             program,
+            files: Self::files(program, &BTreeMap::new()),
             config: Config::default(),
         }
     }
 
-    /// The files as codespan reads them for `finding`, with its spans: a labelled line over
-    /// [`MAX_SHOWN_LINE`] bytes is cut around its labels, and the spans moved to match.
-    fn files_for(&self, finding: &Finding) -> (SimpleFiles<String, Cow<'p, str>>, Finding) {
-        let mut finding = finding.clone();
+    /// The program's files, with the texts of `cuts` in place of theirs.
+    fn files(
+        program: &'p Program,
+        cuts: &BTreeMap<usize, Excerpt>,
+    ) -> SimpleFiles<String, Cow<'p, str>> {
+        let mut files = SimpleFiles::new();
+        for (id, file) in program.files.iter().enumerate() {
+            let text = match cuts.get(&id) {
+                Some(excerpt) => Cow::Owned(excerpt.text.clone()),
+                None => Cow::Borrowed(file.text.as_str()),
+            };
+            files.add(file.path.display().to_string(), text);
+        }
+        files
+    }
+
+    /// For a finding with a labelled line over [`MAX_SHOWN_LINE`] bytes: the files with those
+    /// lines cut around its labels, and the finding with its spans moved to match.
+    fn cut(&self, finding: &Finding) -> Option<(SimpleFiles<String, Cow<'p, str>>, Finding)> {
         let mut by_file: BTreeMap<usize, Vec<Range<usize>>> = BTreeMap::new();
         for span in finding.spans() {
             by_file.entry(span.file).or_default().push(span.range());
@@ -47,23 +65,17 @@ impl<'p> HumanRenderer<'p> {
                 cuts.insert(file, excerpt);
             }
         }
-        let mut files = SimpleFiles::new();
-        for (id, file) in self.program.files.iter().enumerate() {
-            let text = match cuts.get(&id) {
-                Some(excerpt) => Cow::Owned(excerpt.text.clone()),
-                None => Cow::Borrowed(file.text.as_str()),
-            };
-            files.add(file.path.display().to_string(), text);
+        if cuts.is_empty() {
+            return None;
         }
-        if !cuts.is_empty() {
-            for span in finding.spans_mut() {
-                if let Some(excerpt) = cuts.get(&span.file) {
-                    span.start = excerpt.map(span.start as usize) as u32;
-                    span.end = excerpt.map(span.end as usize) as u32;
-                }
+        let mut finding = finding.clone();
+        for span in finding.spans_mut() {
+            if let Some(excerpt) = cuts.get(&span.file) {
+                span.start = excerpt.map(span.start as usize) as u32;
+                span.end = excerpt.map(span.end as usize) as u32;
             }
         }
-        (files, finding)
+        Some((Self::files(self.program, &cuts), finding))
     }
 
     fn diagnostic(finding: &Finding) -> Diagnostic<usize> {
@@ -112,21 +124,10 @@ impl<'p> HumanRenderer<'p> {
 
     /// Renders to a string without colour (for tests and snapshots).
     pub fn render_plain(&self, findings: &[Finding]) -> String {
-        let mut out = String::new();
-        for finding in findings {
-            let mut buffer = codespan_reporting::term::termcolor::NoColor::new(Vec::new());
-            let (files, finding) = self.files_for(finding);
-            term::emit_to_write_style(
-                &mut buffer,
-                &self.config,
-                &files,
-                &Self::diagnostic(&finding),
-            )
+        let mut buffer = codespan_reporting::term::termcolor::NoColor::new(Vec::new());
+        self.emit(findings, &mut buffer)
             .expect("spans come from the files they label");
-            out.push_str(&String::from_utf8_lossy(&buffer.into_inner()));
-            out.push('\n');
-        }
-        out
+        String::from_utf8_lossy(&buffer.into_inner()).into_owned()
     }
 
     /// Renders to a terminal stream, coloured when `color` says so.
@@ -136,9 +137,21 @@ impl<'p> HumanRenderer<'p> {
         writer: &mut dyn codespan_reporting::term::termcolor::WriteColor,
     ) -> std::io::Result<()> {
         for finding in findings {
-            let (files, finding) = self.files_for(finding);
-            term::emit_to_write_style(writer, &self.config, &files, &Self::diagnostic(&finding))
-                .map_err(std::io::Error::other)?;
+            match self.cut(finding) {
+                Some((files, finding)) => term::emit_to_write_style(
+                    writer,
+                    &self.config,
+                    &files,
+                    &Self::diagnostic(&finding),
+                ),
+                None => term::emit_to_write_style(
+                    writer,
+                    &self.config,
+                    &self.files,
+                    &Self::diagnostic(finding),
+                ),
+            }
+            .map_err(std::io::Error::other)?;
             writeln!(writer)?;
         }
         Ok(())
