@@ -50,17 +50,6 @@ pub fn run(options: Options) -> Result<Report, String> {
         .clone()
         .map_or_else(|| options.paths.clone(), |p| vec![p]);
     let mut found = discover::discover(&roots, &exclude);
-    let empty_roots = roots
-        .iter()
-        .filter(|root| !found.files.iter().any(|(path, _)| path.starts_with(root)))
-        .filter(|root| {
-            !found
-                .errors
-                .iter()
-                .any(|e| e.starts_with(&root.display().to_string()))
-        })
-        .cloned()
-        .collect();
     found.files.retain(|(path, _)| !excluder.is_excluded(path));
     (options.discovered)(found.files.len());
     let analysis_options = crate::Options {
@@ -120,7 +109,7 @@ pub fn run(options: Options) -> Result<Report, String> {
         analysis,
         suppressed: suppressions.suppressed,
         baseline,
-        empty_roots,
+        empty_roots: found.empty_roots,
     })
 }
 

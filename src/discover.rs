@@ -11,6 +11,8 @@ pub struct Discovered {
     pub files: Vec<(PathBuf, Language)>,
     /// One line each: a path that could not be walked.
     pub errors: Vec<String>,
+    /// The paths given that hold no file of a language we read (and could be walked).
+    pub empty_roots: Vec<PathBuf>,
 }
 
 pub fn exclude_set(globs: &[String]) -> Result<GlobSet, String> {
@@ -38,7 +40,9 @@ pub fn matches(exclude: &GlobSet, relative: &Path) -> bool {
 pub fn discover(paths: &[PathBuf], exclude: &GlobSet) -> Discovered {
     let mut files = Vec::new();
     let mut errors = Vec::new();
+    let mut empty_roots = Vec::new();
     for root in paths {
+        let (files_before, errors_before) = (files.len(), errors.len());
         let walker = ignore::WalkBuilder::new(root).follow_links(false).build();
         for entry in walker {
             let entry = match entry {
@@ -63,10 +67,17 @@ pub fn discover(paths: &[PathBuf], exclude: &GlobSet) -> Discovered {
                 files.push((path.to_path_buf(), language));
             }
         }
+        if files.len() == files_before && errors.len() == errors_before {
+            empty_roots.push(root.clone());
+        }
     }
     files.sort();
     files.dedup();
-    Discovered { files, errors }
+    Discovered {
+        files,
+        errors,
+        empty_roots,
+    }
 }
 
 pub fn one_line(message: &str) -> String {
