@@ -22,13 +22,6 @@ pub type FnId = usize;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Names(Arc<[String]>);
 
-impl Names {
-    /// As `Vec::as_slice`, for the code written when these were vectors (the pre-filter).
-    pub fn as_slice(&self) -> &[String] {
-        &self.0
-    }
-}
-
 impl Deref for Names {
     type Target = [String];
 
@@ -44,7 +37,7 @@ pub struct SharedNames(Names);
 
 impl SharedNames {
     pub fn get(&mut self, names: &[String]) -> Names {
-        if self.0.as_slice() != names {
+        if *self.0 != *names {
             self.0 = Names(names.into());
         }
         self.0.clone()

@@ -1809,7 +1809,7 @@ impl Live {
             push_at(&mut self.by_key, k, (file, id));
         }
         for binding in &model.bindings {
-            let from = (binding.scope.as_slice(), binding.usings.as_slice());
+            let from = (&binding.scope[..], &binding.usings[..]);
             self.target(
                 file,
                 &binding.target,
@@ -1911,7 +1911,7 @@ impl Live {
                 continue;
             };
             needs.extend(owner_need(function));
-            let from = (function.scope.as_slice(), function.usings.as_slice());
+            let from = (&function.scope[..], &function.usings[..]);
             for call in &function.calls {
                 let language = files[file].1;
                 self.target(file, &call.target, from, language, (models, index), needs);
