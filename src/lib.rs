@@ -191,13 +191,14 @@ pub fn analyse_files_opts(
         let (path, language) = &files[i];
         let modelled = match &kept[i] {
             Err(error) => Err(error.clone()),
-            Ok(Some(text)) => Ok(text.clone()),
-            Ok(None) => read_text(path),
+            // Kept for its suppression comments.
+            Ok(Some(text)) => Ok((text.clone(), true)),
+            Ok(None) => read_text(path).map(|text| (text, false)),
         }
-        .and_then(|text| {
+        .and_then(|(text, keep_text)| {
             let model = model_file(path, *language, &text, &knowledge)?;
             let mut source = SourceFile::new(display_path(path), *language, text);
-            if !kept[i].as_ref().is_ok_and(Option::is_some) && !analysis::reads_text(&model) {
+            if !keep_text && !analysis::reads_text(&model) {
                 source.drop_text();
             }
             Ok(Modelled { model, source })
