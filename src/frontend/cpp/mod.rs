@@ -169,6 +169,33 @@ struct Walker<'a> {
     depth: usize,
 }
 
+/// The element type of a sequence container type as declared (`std::vector<Q *>` gives `Q *`);
+/// `None` for anything else: a map's `m[k]` is its value, not its first template argument.
+fn element_type(container: &str) -> Option<&str> {
+    const SEQUENCES: &[&str] = &["vector", "array", "deque", "span"];
+    let (name, arguments) = container.split_once('<')?;
+    let name = name.rsplit("::").next()?.trim();
+    if !SEQUENCES.contains(&name) {
+        return None;
+    }
+    // The first template argument, up to a `,` or the closing `>` at its own depth.
+    let mut depth = 0usize;
+    let end = arguments.char_indices().find_map(|(i, c)| match c {
+        '<' => {
+            depth += 1;
+            None
+        }
+        '>' if depth == 0 => Some(i),
+        '>' => {
+            depth -= 1;
+            None
+        }
+        ',' if depth == 0 => Some(i),
+        _ => None,
+    })?;
+    Some(arguments[..end].trim()).filter(|e| !e.is_empty())
+}
+
 fn span(node: Node) -> Span {
     Span {
         file: 0,
@@ -1332,7 +1359,8 @@ impl<'a> Walker<'a> {
         let class = class
             .split(['<', '>', ',', '*', '&'])
             .next()
-            .unwrap_or(class);
+            .unwrap_or(class)
+            .trim();
         Some(class.trim_start_matches("::").to_string()).filter(|c| !c.is_empty())
     }
 
@@ -1348,6 +1376,11 @@ impl<'a> Walker<'a> {
                 self.text(receiver.child_by_field_name("field")?)
             }
             "pointer_expression" => return self.type_of(receiver.child_by_field_name("argument")?),
+            // `v[i]` of a sequence container: its element type.
+            "subscript_expression" => {
+                let container = self.type_of(receiver.child_by_field_name("argument")?)?;
+                return element_type(&container).map(str::to_string);
+            }
             _ => return None,
         };
         self.frames
