@@ -321,6 +321,11 @@ impl<'a> Walker<'a> {
                             .push(format!("{}::{visible}", self.scope.join("::")));
                     }
                     self.usings.push(visible);
+                    // In a body it is visible to the rest of that function (which its calls are
+                    // resolved with), and nowhere after it (see `enter`).
+                    if let Some(id) = self.frames.last().map(|f| f.id) {
+                        self.model.functions[id].usings = self.shared_usings.get(&self.usings);
+                    }
                 }
             }
             "class_specifier" | "struct_specifier" | "union_specifier" => {
@@ -594,7 +599,9 @@ impl<'a> Walker<'a> {
         self.frames.push(frame);
         let saved_scope = std::mem::take(&mut self.scope);
         self.scope = self.model.functions[id].scope.to_vec();
+        let usings = self.usings.len();
         self.visit(body);
+        self.usings.truncate(usings);
         self.scope = saved_scope;
         self.frames.pop();
     }
