@@ -59,9 +59,9 @@ fn fnv1a(parts: &[&str]) -> u64 {
 
 /// The finding's fingerprint: 16 hex digits.
 pub fn fingerprint(program: &Program, finding: &Finding) -> String {
-    let file = &program.files[finding.primary.file];
+    let file = &program.files[finding.primary.file as usize];
     let line = file.line_col(finding.primary.start).0;
-    let start = file.line_starts()[line - 1];
+    let start = file.line_start(line - 1);
     let end = file.text[start..]
         .find('\n')
         .map_or(file.text.len(), |e| start + e);
@@ -83,7 +83,7 @@ pub fn write(program: &Program, findings: &[Finding]) -> String {
         .map(|f| Entry {
             rule: f.rule.to_string(),
             fingerprint: fingerprint(program, f),
-            path: program.files[f.primary.file]
+            path: program.files[f.primary.file as usize]
                 .path
                 .to_string_lossy()
                 .replace('\\', "/"),

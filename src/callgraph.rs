@@ -65,7 +65,7 @@ impl CallGraph {
                 let scope = Scope {
                     names: &f.scope,
                     usings: &f.usings,
-                    by_method_name: program.files[f.span.file].language == Language::Cpp,
+                    by_method_name: program.files[f.span.file as usize].language == Language::Cpp,
                 };
                 f.calls
                     .iter()
@@ -393,7 +393,8 @@ fn route_passed_lambdas(
     let mut passed: FxHashMap<(FnId, usize, u32), Vec<FnId>> = FxHashMap::default();
     for (caller, f) in program.functions.iter().enumerate() {
         for (site, call) in f.calls.iter().enumerate() {
-            let (Some((outer, index)), CallTarget::Direct(lambda)) = (call.passed_to, &call.target)
+            let (Some((outer, index)), CallTarget::Direct(lambda)) =
+                (f.passed_to(site), &call.target)
             else {
                 continue;
             };

@@ -87,7 +87,7 @@ pub fn run(options: Options) -> Result<Report, String> {
     findings.append(&mut unused);
     findings.sort_by_cached_key(|f| {
         (
-            program.files[f.primary.file].path.clone(),
+            program.files[f.primary.file as usize].path.clone(),
             f.primary.start,
             f.rule,
         )
@@ -119,5 +119,5 @@ fn absolute(path: &Path) -> PathBuf {
 
 /// Whether the finding's location or a step of its path is in one of the files marked in `files`.
 fn touches(finding: &Finding, files: &[bool]) -> bool {
-    finding.spans().any(|span| files[span.file])
+    finding.spans().any(|span| files[span.file as usize])
 }

@@ -267,7 +267,7 @@ impl AsRef<FileModel> for Modelled {
 fn restore_texts(program: &mut Program, findings: &[Finding], errors: &mut Vec<String>) {
     let files: std::collections::BTreeSet<usize> = findings
         .iter()
-        .flat_map(|f| f.spans().map(|span| span.file))
+        .flat_map(|f| f.spans().map(|span| span.file as usize))
         .filter(|&file| !program.files[file].has_text())
         .collect();
     for file in files {

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::frontend::Language;
 
-pub type FileId = usize;
+pub type FileId = u32;
 
 /// Index of a function in the merged [`Program`]; inside a [`FileModel`] it is file-local.
 pub type FnId = usize;
@@ -87,6 +87,8 @@ pub struct Function {
     /// The name (or, for a lambda, its introducer), for labels.
     pub span: Span,
     pub calls: Vec<CallSite>,
+    /// What a few of the calls carry besides their target, by call index, in call order.
+    pub call_notes: Vec<(u32, CallNote)>,
     pub py_uses: Vec<PyUse>,
     pub gil_switches: Vec<GilSwitch>,
     pub lock_regions: Vec<LockRegion>,
@@ -98,13 +100,19 @@ pub struct CallSite {
     pub target: CallTarget,
     /// The number of arguments written, to choose among overloads.
     pub args: u32,
+}
+
+/// What a call site may carry besides its target. Kept beside the calls rather than in them:
+/// few calls have one, and a program has hundreds of thousands of calls.
+#[derive(Clone, Debug)]
+pub enum CallNote {
     /// For a lambda written as argument `.1` of call site `.0` of the same function: the lambda
     /// runs inside the callee when the callee calls that parameter (a wrapper such as
     /// `without_gil([&] { ... })`), and in place otherwise.
-    pub passed_to: Option<(u32, u32)>,
+    PassedTo(u32, u32),
     /// The callee runs on a new thread (`std::thread t(f)`), without the GIL, "holding" the
     /// thread lock of this name until it ends.
-    pub spawns: Option<Box<str>>,
+    Spawns(Box<str>),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -248,6 +256,7 @@ impl FileModel {
     pub fn shrink_to_fit(&mut self) {
         for function in &mut self.functions {
             function.calls.shrink_to_fit();
+            function.call_notes.shrink_to_fit();
             function.py_uses.shrink_to_fit();
             function.gil_switches.shrink_to_fit();
             function.lock_regions.shrink_to_fit();
@@ -264,8 +273,8 @@ pub struct SourceFile {
     pub language: Language,
     /// Empty once dropped (see [`SourceFile::drop_text`]).
     pub text: String,
-    /// Byte offset of each line start.
-    line_starts: Vec<usize>,
+    /// Byte offset of each line start (offsets are 32-bit throughout the model).
+    line_starts: Vec<u32>,
     /// The length and a hash of the text analysed, to know it again.
     len: usize,
     hash: u64,
@@ -280,7 +289,9 @@ fn text_hash(text: &str) -> u64 {
 
 impl SourceFile {
     pub fn new(path: PathBuf, language: Language, text: String) -> Self {
-        let line_starts = codespan_reporting::files::line_starts(&text).collect();
+        let line_starts = codespan_reporting::files::line_starts(&text)
+            .map(|start| start as u32)
+            .collect();
         SourceFile {
             path,
             language,
@@ -310,10 +321,14 @@ impl SourceFile {
             return true;
         }
         let mut blank = String::with_capacity(self.len);
-        for (i, &start) in self.line_starts.iter().enumerate() {
-            let end = self.line_starts.get(i + 1).copied().unwrap_or(self.len);
+        for line in 0..self.line_starts.len() {
+            let start = self.line_start(line);
+            let end = self
+                .line_starts
+                .get(line + 1)
+                .map_or(self.len, |&end| end as usize);
             blank.extend(std::iter::repeat_n(' ', end - start));
-            if end > start && i + 1 < self.line_starts.len() {
+            if end > start && line + 1 < self.line_starts.len() {
                 blank.pop();
                 blank.push('\n');
             }
@@ -325,8 +340,8 @@ impl SourceFile {
     /// 1-based line and 1-based column in characters (as editors and SARIF count).
     pub fn line_col(&self, offset: u32) -> (usize, usize) {
         let offset = (offset as usize).min(self.len);
-        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
-        let start = self.line_starts[line];
+        let line = self.line_of(offset);
+        let start = self.line_start(line);
         let column = self
             .text
             .get(start..offset)
@@ -334,8 +349,16 @@ impl SourceFile {
         (line + 1, column + 1)
     }
 
-    pub fn line_starts(&self) -> &[usize] {
-        &self.line_starts
+    /// The 0-based line holding byte `offset`.
+    pub fn line_of(&self, offset: usize) -> usize {
+        self.line_starts
+            .partition_point(|&start| start as usize <= offset)
+            - 1
+    }
+
+    /// The byte offset where 0-based line `line` starts.
+    pub fn line_start(&self, line: usize) -> usize {
+        self.line_starts[line] as usize
     }
 }
 
@@ -352,7 +375,7 @@ pub struct Program {
 impl Program {
     /// Appends one file's model, turning its file-local function ids into program ids.
     pub fn add_file(&mut self, source: SourceFile, model: FileModel) {
-        let file = self.files.len();
+        let file = self.files.len() as FileId;
         let base = self.functions.len();
         let relocate = |target: &mut CallTarget| {
             if let CallTarget::Direct(id) = target {
@@ -394,6 +417,40 @@ fn set_file(function: &mut Function, file: FileId) {
 }
 
 impl Function {
+    /// Adds a call site with its notes.
+    pub fn push_call(&mut self, site: CallSite, notes: impl IntoIterator<Item = CallNote>) {
+        let call = self.calls.len() as u32;
+        self.call_notes
+            .extend(notes.into_iter().map(|note| (call, note)));
+        self.calls.push(site);
+    }
+
+    fn notes(&self, call: usize) -> impl Iterator<Item = &CallNote> {
+        let first = self
+            .call_notes
+            .partition_point(|(c, _)| (*c as usize) < call);
+        self.call_notes[first..]
+            .iter()
+            .take_while(move |(c, _)| *c as usize == call)
+            .map(|(_, note)| note)
+    }
+
+    /// See [`CallNote::PassedTo`].
+    pub fn passed_to(&self, call: usize) -> Option<(u32, u32)> {
+        self.notes(call).find_map(|note| match note {
+            CallNote::PassedTo(outer, index) => Some((*outer, *index)),
+            CallNote::Spawns(_) => None,
+        })
+    }
+
+    /// See [`CallNote::Spawns`].
+    pub fn spawns(&self, call: usize) -> Option<&str> {
+        self.notes(call).find_map(|note| match note {
+            CallNote::Spawns(thread) => Some(&**thread),
+            CallNote::PassedTo(..) => None,
+        })
+    }
+
     pub fn accepts(&self, args: u32) -> bool {
         args >= self.arity.0 && self.arity.1.is_none_or(|max| args <= max)
     }

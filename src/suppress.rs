@@ -138,7 +138,9 @@ impl Directive {
         if finding.rule != self.rule || finding.primary.file != self.file {
             return false;
         }
-        let line = program.files[self.file].line_col(finding.primary.start).0;
+        let line = program.files[self.file as usize]
+            .line_col(finding.primary.start)
+            .0;
         self.file_level || line == self.line || (self.covers_next && line == self.line + 1)
     }
 }
@@ -157,7 +159,7 @@ pub fn apply(
         .files
         .iter()
         .enumerate()
-        .flat_map(|(id, file)| scan(id, &file.text))
+        .flat_map(|(id, file)| scan(id as FileId, &file.text))
         .collect();
     if directives.is_empty() {
         return Applied::default();

@@ -15,8 +15,8 @@ use syn::{Expr, FnArg, ImplItem, Item, Pat, Type};
 
 use crate::knowledge::Knowledge;
 use crate::model::{
-    Binding, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState, GilSwitch,
-    LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span,
+    Binding, CallNote, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState,
+    GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span,
 };
 
 pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileModel, String> {
@@ -399,6 +399,7 @@ impl Walker<'_> {
             py_uses: Vec::new(),
             gil_switches: Vec::new(),
             lock_regions: Vec::new(),
+            call_notes: Vec::new(),
         });
         self.model.functions.len() - 1
     }
@@ -563,11 +564,13 @@ impl Walker<'_> {
             span: span_of(span),
             target,
             args,
-            passed_to: passed_to.map(|(call, index)| (call as u32, index)),
-            spawns: spawns.map(String::into_boxed_str),
         };
+        let notes = passed_to
+            .map(|(call, index)| CallNote::PassedTo(call as u32, index))
+            .into_iter()
+            .chain(spawns.map(|thread| CallNote::Spawns(thread.into_boxed_str())));
         if let Some(f) = self.current() {
-            f.calls.push(site);
+            f.push_call(site, notes);
         }
     }
 

@@ -56,7 +56,10 @@ impl<'p> HumanRenderer<'p> {
     fn cut(&self, finding: &Finding) -> Option<(SimpleFiles<String, Cow<'p, str>>, Finding)> {
         let mut by_file: BTreeMap<usize, Vec<Range<usize>>> = BTreeMap::new();
         for span in finding.spans() {
-            by_file.entry(span.file).or_default().push(span.range());
+            by_file
+                .entry(span.file as usize)
+                .or_default()
+                .push(span.range());
         }
         let mut cuts: BTreeMap<usize, Excerpt> = BTreeMap::new();
         for (file, ranges) in by_file {
@@ -70,7 +73,7 @@ impl<'p> HumanRenderer<'p> {
         }
         let mut finding = finding.clone();
         for span in finding.spans_mut() {
-            if let Some(excerpt) = cuts.get(&span.file) {
+            if let Some(excerpt) = cuts.get(&(span.file as usize)) {
                 span.start = excerpt.map(span.start as usize) as u32;
                 span.end = excerpt.map(span.end as usize) as u32;
             }
@@ -84,7 +87,7 @@ impl<'p> HumanRenderer<'p> {
             Severity::Warning => CsSeverity::Warning,
         };
         let mut labels = vec![
-            Label::primary(finding.primary.file, finding.primary.range())
+            Label::primary(finding.primary.file as usize, finding.primary.range())
                 .with_message(&finding.primary_label),
         ];
         // Steps are numbered along their flow; with several threads, prefixed by the thread's
@@ -97,7 +100,7 @@ impl<'p> HumanRenderer<'p> {
                 String::new()
             };
             labels.extend(flow.steps.iter().enumerate().map(|(i, step)| {
-                Label::secondary(step.span.file, step.span.range()).with_message(format!(
+                Label::secondary(step.span.file as usize, step.span.range()).with_message(format!(
                     "{letter}{}. {}",
                     i + 1,
                     step.note

@@ -430,12 +430,12 @@ fn result<'a>(
     if !starts.is_empty() {
         message.push_str(&format!(" ({})", starts.join(", ")));
     }
-    let file = &program.files[finding.primary.file];
+    let file = &program.files[finding.primary.file as usize];
     let line = file.line_col(finding.primary.start).0;
     let partial_fingerprints = BTreeMap::from([
         (
             "primaryLocationLineHash",
-            hashes.get(finding.primary.file, line),
+            hashes.get(finding.primary.file as usize, line),
         ),
         ("gilLint/v1", baseline::fingerprint(program, finding)),
     ]);
@@ -452,7 +452,7 @@ fn result<'a>(
 }
 
 fn location(program: &Program, span: Span, id: Option<usize>, message: Option<&str>) -> Location {
-    let file = &program.files[span.file];
+    let file = &program.files[span.file as usize];
     let (start_line, start_column) = utf16_position(file, span.start as usize);
     let (end_line, end_column) = utf16_position(file, span.end.max(span.start) as usize);
     Location {
@@ -475,9 +475,8 @@ fn location(program: &Program, span: Span, id: Option<usize>, message: Option<&s
 /// 1-based line and 1-based column in UTF-16 code units of a byte offset.
 fn utf16_position(file: &SourceFile, offset: usize) -> (usize, usize) {
     let offset = offset.min(file.text.len());
-    let starts = file.line_starts();
-    let line = starts.partition_point(|&s| s <= offset) - 1;
-    let start = starts[line];
+    let line = file.line_of(offset);
+    let start = file.line_start(line);
     let column = file
         .text
         .get(start..offset)

@@ -9,8 +9,8 @@ use tree_sitter::{Node, Parser};
 
 use crate::knowledge::Knowledge;
 use crate::model::{
-    Binding, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState, GilSwitch,
-    LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span,
+    Binding, CallNote, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState,
+    GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span,
 };
 
 pub use prepass::neutralise;
@@ -405,6 +405,7 @@ impl<'a> Walker<'a> {
             py_uses: Vec::new(),
             gil_switches: Vec::new(),
             lock_regions: Vec::new(),
+            call_notes: Vec::new(),
         });
         self.model.functions.len() - 1
     }
@@ -671,11 +672,9 @@ impl<'a> Walker<'a> {
             span: span(node),
             target,
             args,
-            passed_to: None,
-            spawns: None,
         };
         if let Some(function) = self.function() {
-            function.calls.push(site);
+            function.push_call(site, []);
         }
     }
 
@@ -684,11 +683,9 @@ impl<'a> Walker<'a> {
             span: span(node),
             target,
             args: 0,
-            passed_to: None,
-            spawns: None,
         };
         if let Some(function) = self.function() {
-            function.calls.push(site);
+            function.push_call(site, []);
         }
     }
 
@@ -830,11 +827,9 @@ impl<'a> Walker<'a> {
                 span: span(introducer),
                 target: CallTarget::Direct(id),
                 args: 0,
-                passed_to: Some((call as u32, index as u32)),
-                spawns: None,
             };
             if let Some(function) = self.function() {
-                function.calls.push(site);
+                function.push_call(site, [CallNote::PassedTo(call as u32, index as u32)]);
             }
         }
     }
@@ -1181,14 +1176,12 @@ impl<'a> Walker<'a> {
             span: span(label),
             target,
             args: (args.len() as u32).saturating_sub(1),
-            passed_to: None,
-            spawns: Some(thread.into()),
         };
         if let Some(frame) = self.frames.last_mut() {
             frame.threads.insert(name);
         }
         if let Some(function) = self.function() {
-            function.calls.push(site);
+            function.push_call(site, [CallNote::Spawns(thread.into())]);
         }
         for arg in args.into_iter().filter(|a| a.id() != callable.id()) {
             self.visit(arg);
