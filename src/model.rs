@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::Serialize;
+use thin_vec::ThinVec;
 
 use crate::frontend::Language;
 
@@ -86,12 +87,14 @@ pub struct Function {
     pub arity: (u32, Option<u32>),
     /// The name (or, for a lambda, its introducer), for labels.
     pub span: Span,
-    pub calls: Vec<CallSite>,
+    // Thin vectors (one pointer, length and capacity on the heap): most of a program's functions
+    // have no events and many have no calls, and an empty one allocates nothing.
+    pub calls: ThinVec<CallSite>,
     /// What a few of the calls carry besides their target, by call index, in call order.
-    pub call_notes: Vec<(u32, CallNote)>,
-    pub py_uses: Vec<PyUse>,
-    pub gil_switches: Vec<GilSwitch>,
-    pub lock_regions: Vec<LockRegion>,
+    pub call_notes: ThinVec<(u32, CallNote)>,
+    pub py_uses: ThinVec<PyUse>,
+    pub gil_switches: ThinVec<GilSwitch>,
+    pub lock_regions: ThinVec<LockRegion>,
 }
 
 #[derive(Clone, Debug)]

@@ -12,6 +12,7 @@ use proc_macro2::Span as SynSpan;
 use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::{Expr, FnArg, ImplItem, Item, Pat, Type};
+use thin_vec::ThinVec;
 
 use crate::knowledge::Knowledge;
 use crate::model::{
@@ -395,11 +396,11 @@ impl Walker<'_> {
             kind,
             arity,
             span: span_of(span),
-            calls: Vec::new(),
-            py_uses: Vec::new(),
-            gil_switches: Vec::new(),
-            lock_regions: Vec::new(),
-            call_notes: Vec::new(),
+            calls: ThinVec::new(),
+            py_uses: ThinVec::new(),
+            gil_switches: ThinVec::new(),
+            lock_regions: ThinVec::new(),
+            call_notes: ThinVec::new(),
         });
         self.model.functions.len() - 1
     }

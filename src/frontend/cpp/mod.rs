@@ -5,6 +5,7 @@ mod prepass;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use thin_vec::ThinVec;
 use tree_sitter::{Node, Parser};
 
 use crate::knowledge::Knowledge;
@@ -401,11 +402,11 @@ impl<'a> Walker<'a> {
             kind,
             arity,
             span: name_span,
-            calls: Vec::new(),
-            py_uses: Vec::new(),
-            gil_switches: Vec::new(),
-            lock_regions: Vec::new(),
-            call_notes: Vec::new(),
+            calls: ThinVec::new(),
+            py_uses: ThinVec::new(),
+            gil_switches: ThinVec::new(),
+            lock_regions: ThinVec::new(),
+            call_notes: ThinVec::new(),
         });
         self.model.functions.len() - 1
     }
