@@ -21,8 +21,12 @@ use crate::model::{CallTarget, FnId, FunctionKind, Program, Receiver};
 pub(crate) const MAX_UNTYPED_FANOUT: usize = 8;
 
 pub struct CallGraph {
-    /// For each function, for each of its call sites, the functions the call may run.
-    callees: Vec<Vec<Vec<FnId>>>,
+    /// For each call site of the program (numbered function by function, from
+    /// `first_call[function]`), the end of its callees in `targets`; they start where the call
+    /// before ends. Flat, since a program has hundreds of thousands of calls.
+    first_call: Vec<u32>,
+    callee_ends: Vec<u32>,
+    targets: Vec<FnId>,
     /// Functions that call one of their own parameters.
     calls_parameters: FxHashSet<FnId>,
     /// `(caller, call, argument index)` -> the lambdas written there, for calls that pass lambdas
@@ -58,7 +62,7 @@ impl CallGraph {
         let index = Index::new(program);
         // Each function's calls resolve independently of the others'; the indexed collect keeps
         // program order.
-        let callees = program
+        let callees: Vec<Vec<Vec<FnId>>> = program
             .functions
             .par_iter()
             .map(|f| {
@@ -85,6 +89,18 @@ impl CallGraph {
             })
             .collect();
         let (callees, calls_parameters, passed) = route_passed_lambdas(program, callees);
+        let mut first_call = Vec::with_capacity(callees.len() + 1);
+        let mut callee_ends = Vec::with_capacity(callees.iter().map(Vec::len).sum());
+        let mut targets = Vec::new();
+        for calls in callees {
+            first_call.push(callee_ends.len() as u32);
+            for call in calls {
+                targets.extend(call);
+                callee_ends.push(targets.len() as u32);
+            }
+        }
+        first_call.push(callee_ends.len() as u32);
+        targets.shrink_to_fit();
         let binding_targets = program
             .bindings
             .par_iter()
@@ -100,7 +116,9 @@ impl CallGraph {
             })
             .collect();
         CallGraph {
-            callees,
+            first_call,
+            callee_ends,
+            targets,
             calls_parameters,
             passed,
             binding_targets,
@@ -108,7 +126,12 @@ impl CallGraph {
     }
 
     pub fn callees(&self, caller: FnId, call: usize) -> &[FnId] {
-        &self.callees[caller][call]
+        let at = self.first_call[caller] as usize + call;
+        let start = match at {
+            0 => 0,
+            _ => self.callee_ends[at - 1] as usize,
+        };
+        &self.targets[start..self.callee_ends[at] as usize]
     }
 
     pub fn calls_parameters(&self, function: FnId) -> bool {
