@@ -38,12 +38,11 @@ pub fn extract(
     text: &str,
     knowledge: &Knowledge,
 ) -> Result<FileModel, String> {
-    let mut model = match language {
+    let model = match language {
         Language::Cpp => cpp::extract(text, knowledge),
         // syn parses and the walker visits recursively: refuse what would overflow the stack.
         Language::Rust => crate::prefilter::rust_depth_within_bounds(text)
             .and_then(|()| rust::extract(path, text, knowledge))?,
     };
-    model.shrink_to_fit();
-    Ok(model)
+    Ok(model.compacted())
 }
