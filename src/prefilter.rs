@@ -1393,10 +1393,10 @@ fn owner_of(qualname: &str) -> &str {
 /// points into the models rather than copying their names.
 #[derive(Default)]
 struct Kept {
-    /// Name -> the kept non-lambda functions declared with it: (file, function).
-    functions: HashMap<String, Vec<(usize, FnId)>>,
-    /// The last segment of a qualified name -> the kept non-lambda functions with it.
-    by_last_segment: HashMap<String, Vec<(usize, FnId)>>,
+    /// Key -> the kept non-lambda functions whose name, or the last segment of whose qualified
+    /// name, has that key: (file, function). (The two keys differ for no function the front-ends
+    /// make, but nothing here depends on it.)
+    by_key: HashMap<String, Vec<(usize, FnId)>>,
     /// Key -> owners (last segments, keyed) of the kept non-lambda functions.
     owners: HashMap<String, Vec<String>>,
     /// Kept classes, by qualified name and by last segment.
@@ -1421,12 +1421,12 @@ impl Kept {
             if f.kind == FunctionKind::Lambda {
                 continue;
             }
-            push_at(&mut self.functions, &f.name, (file, id));
-            push_at(
-                &mut self.by_last_segment,
-                last_segment(&f.qualname),
-                (file, id),
-            );
+            let k = key(&f.name);
+            push_at(&mut self.by_key, k, (file, id));
+            let last = key(last_segment(&f.qualname));
+            if last != k {
+                push_at(&mut self.by_key, last, (file, id));
+            }
             let owner_key = key(last_segment(owner_of(&f.qualname)));
             let name_key = key(&f.name);
             let known = self
@@ -1445,42 +1445,57 @@ impl Kept {
         new
     }
 
+    /// The kept functions whose key is `k`, and some others (see `by_key`).
+    fn keyed<'s, 'm, T: AsRef<FileModel>>(
+        &'s self,
+        models: &'m Models<T>,
+        k: &str,
+    ) -> impl Iterator<Item = ((usize, FnId), &'m Function)> + use<'s, 'm, T> {
+        self.by_key
+            .get(k)
+            .into_iter()
+            .flatten()
+            .map(move |&at| (at, function_at(models, at)))
+    }
+
+    /// The kept functions declared with the name `name`.
+    fn named<'m, T: AsRef<FileModel>>(
+        &self,
+        models: &'m Models<T>,
+        name: &str,
+    ) -> impl Iterator<Item = &'m Function> {
+        self.keyed(models, key(name))
+            .map(|(_, f)| f)
+            .filter(move |f| f.name == name)
+    }
+
     /// A lower bound of the number of methods named `name` in the whole program: adding files
     /// only adds methods (and classes that make out-of-line definitions methods).
     fn methods<T: AsRef<FileModel>>(&self, models: &Models<T>, name: &str) -> usize {
-        self.functions.get(name).map_or(0, |fs| {
-            fs.iter()
-                .map(|&at| function_at(models, at))
-                .filter(|f| {
-                    let owner = owner_of(&f.qualname);
-                    f.kind == FunctionKind::Method
-                        || !owner.is_empty()
-                            && (self.classes.contains(owner)
-                                || self.classes.contains(last_segment(owner)))
-                })
-                .count()
-        })
+        self.named(models, name)
+            .filter(|f| {
+                let owner = owner_of(&f.qualname);
+                f.kind == FunctionKind::Method
+                    || !owner.is_empty()
+                        && (self.classes.contains(owner)
+                            || self.classes.contains(last_segment(owner)))
+            })
+            .count()
     }
 
     /// How many different qualified names the kept functions named `name` have: with two, a call
     /// resolved "by unique name" has no target, whatever else is parsed.
     fn qualnames<T: AsRef<FileModel>>(&self, models: &Models<T>, name: &str) -> usize {
-        self.functions.get(name).map_or(0, |fs| {
-            fs.iter()
-                .map(|&at| owner_of(&function_at(models, at).qualname))
-                .collect::<HashSet<_>>()
-                .len()
-        })
+        self.named(models, name)
+            .map(|f| owner_of(&f.qualname))
+            .collect::<HashSet<_>>()
+            .len()
     }
 
     /// Whether a kept non-lambda function has this qualified name.
     fn has_qualname<T: AsRef<FileModel>>(&self, models: &Models<T>, qualname: &str) -> bool {
-        self.by_last_segment
-            .get(last_segment(qualname))
-            .is_some_and(|fs| {
-                fs.iter()
-                    .any(|&at| function_at(models, at).qualname == qualname)
-            })
+        self.keyed(models, key(last_segment(qualname)))
+            .any(|(_, f)| f.qualname == qualname)
     }
 
     /// The owners (last segments) of the kept functions whose key is `name`.
@@ -1640,9 +1655,9 @@ where
             for (name, owner) in kept.add(i, m) {
                 typed.owner(&name, &owner, &index, &mut selection);
             }
-            live.add(i, &models, files[i].1, &index, &mut needs);
+            live.add(i, (&models, &index, &kept), files[i].1, &mut needs);
         }
-        live.propagate(&models, files, &index, &mut needs);
+        live.propagate((&models, &index, &kept), files, &mut needs);
         for need in needs {
             if !seen.insert(need.clone()) {
                 continue;
@@ -1719,7 +1734,7 @@ where
             // Their methods, now known, are live; their calls are needs of the next round.
             let mut needs = Vec::new();
             if !live.decide_untyped(&kept, &models, &index).is_empty() {
-                live.propagate(&models, files, &index, &mut needs);
+                live.propagate((&models, &index, &kept), files, &mut needs);
                 pending.extend(needs);
             }
         }
@@ -1738,8 +1753,6 @@ where
 #[derive(Default)]
 struct Live {
     prefixes: ScopePrefixes,
-    /// Key -> the kept non-lambda functions with it: (file, function).
-    by_key: HashMap<String, Vec<(usize, FnId)>>,
     /// Key -> the calls made from live functions (or bindings) to that name.
     patterns: HashMap<String, Vec<Pattern>>,
     /// Untyped method calls (C++), by name, until the number of such methods is known.
@@ -1784,9 +1797,8 @@ impl Live {
     fn add<T: AsRef<FileModel>>(
         &mut self,
         file: usize,
-        models: &Models<T>,
+        (models, index, kept): (&Models<T>, &Index, &Kept),
         language: Language,
-        index: &Index,
         needs: &mut Vec<Need>,
     ) {
         let Some(Ok(model)) = &models[file] else {
@@ -1806,7 +1818,6 @@ impl Live {
             if live {
                 self.queue.push((file, id));
             }
-            push_at(&mut self.by_key, k, (file, id));
         }
         for binding in &model.bindings {
             let from = (&binding.scope[..], &binding.usings[..]);
@@ -1815,7 +1826,7 @@ impl Live {
                 &binding.target,
                 from,
                 language,
-                (models, index),
+                (models, index, kept),
                 needs,
             );
         }
@@ -1828,7 +1839,7 @@ impl Live {
         target: &CallTarget,
         (scope, usings): (&[String], &[String]),
         language: Language,
-        (models, index): (&Models<T>, &Index),
+        (models, index, kept): (&Models<T>, &Index, &Kept),
         needs: &mut Vec<Need>,
     ) {
         let CallTarget::Named { path, receiver } = target else {
@@ -1852,21 +1863,19 @@ impl Live {
             Receiver::Object => return,
             Receiver::None | Receiver::This => Pattern::Path(path.to_string()),
         };
-        self.pattern(key(last_segment(path)), pattern, models, index);
+        self.pattern(key(last_segment(path)), pattern, (models, index, kept));
     }
 
     fn pattern<T: AsRef<FileModel>>(
         &mut self,
         k: &str,
         pattern: Pattern,
-        models: &Models<T>,
-        index: &Index,
+        (models, index, kept): (&Models<T>, &Index, &Kept),
     ) {
         if self.patterns.get(k).is_some_and(|ps| ps.contains(&pattern)) {
             return;
         }
-        for &at in self.by_key.get(k).into_iter().flatten() {
-            let function = function_at(models, at);
+        for (at, function) in kept.keyed(models, k) {
             if Self::matches(&mut self.derived, &pattern, function, index) {
                 self.queue.push(at);
             }
@@ -1887,16 +1896,19 @@ impl Live {
             .filter(|name| kept.methods(models, name) <= MAX_UNTYPED_FANOUT)
             .collect();
         for name in &open {
-            self.pattern(key(name), Pattern::Path(name.clone()), models, index);
+            self.pattern(
+                key(name),
+                Pattern::Path(name.clone()),
+                (models, index, kept),
+            );
         }
         open
     }
 
     fn propagate<T: AsRef<FileModel>>(
         &mut self,
-        models: &Models<T>,
+        (models, index, kept): (&Models<T>, &Index, &Kept),
         files: &[(PathBuf, Language)],
-        index: &Index,
         needs: &mut Vec<Need>,
     ) {
         while let Some((file, id)) = self.queue.pop() {
@@ -1914,7 +1926,8 @@ impl Live {
             let from = (&function.scope[..], &function.usings[..]);
             for call in &function.calls {
                 let language = files[file].1;
-                self.target(file, &call.target, from, language, (models, index), needs);
+                let context = (models, index, kept);
+                self.target(file, &call.target, from, language, context, needs);
             }
         }
     }
