@@ -62,7 +62,7 @@ impl CallGraph {
         let index = Index::new(program);
         // Each function's calls resolve independently of the others'; the indexed collect keeps
         // program order.
-        let callees: Vec<Vec<Vec<FnId>>> = program
+        let resolved: Vec<Resolved> = program
             .functions
             .par_iter()
             .map(|f| {
@@ -71,36 +71,39 @@ impl CallGraph {
                     usings: &f.usings,
                     by_method_name: program.files[f.span.file as usize].language == Language::Cpp,
                 };
-                f.calls
-                    .iter()
-                    .map(|c| {
-                        let candidates = index.resolve(scope, &c.target);
-                        // A method matched by name only must also take the arguments given.
-                        let guessed = matches!(
-                            c.target,
-                            CallTarget::Named {
-                                receiver: Receiver::Object,
-                                ..
-                            }
-                        );
-                        index.by_arity(candidates, c.args, !guessed)
-                    })
-                    .collect()
+                let mut calls = Resolved::default();
+                for c in &f.calls {
+                    let candidates = index.resolve(scope, &c.target);
+                    // A method matched by name only must also take the arguments given.
+                    let guessed = matches!(
+                        c.target,
+                        CallTarget::Named {
+                            receiver: Receiver::Object,
+                            ..
+                        }
+                    );
+                    calls
+                        .targets
+                        .extend(index.by_arity(candidates, c.args, !guessed));
+                    calls.ends.push(calls.targets.len() as u32);
+                }
+                calls
             })
             .collect();
-        let (callees, calls_parameters, passed) = route_passed_lambdas(program, callees);
-        let mut first_call = Vec::with_capacity(callees.len() + 1);
-        let mut callee_ends = Vec::with_capacity(callees.iter().map(Vec::len).sum());
-        let mut targets = Vec::new();
-        for calls in callees {
+        let (run_by_callee, calls_parameters, passed) = route_passed_lambdas(program, &resolved);
+        let mut first_call = Vec::with_capacity(resolved.len() + 1);
+        let mut callee_ends = Vec::with_capacity(resolved.iter().map(|r| r.ends.len()).sum());
+        let mut targets = Vec::with_capacity(resolved.iter().map(|r| r.targets.len()).sum());
+        for (caller, calls) in resolved.into_iter().enumerate() {
             first_call.push(callee_ends.len() as u32);
-            for call in calls {
-                targets.extend(call);
+            for call in 0..calls.ends.len() {
+                if !run_by_callee.contains(&(caller, call)) {
+                    targets.extend_from_slice(calls.get(call));
+                }
                 callee_ends.push(targets.len() as u32);
             }
         }
         first_call.push(callee_ends.len() as u32);
-        targets.shrink_to_fit();
         let binding_targets = program
             .bindings
             .par_iter()
@@ -357,17 +360,35 @@ fn derived_classes(program: &Program) -> FxHashMap<&str, FxHashSet<&str>> {
     }
 }
 
+/// One function's resolved calls, flat: call `i` may run `targets[ends[i - 1]..ends[i]]`.
+#[derive(Default)]
+struct Resolved {
+    ends: Vec<u32>,
+    targets: Vec<FnId>,
+}
+
+impl Resolved {
+    fn get(&self, call: usize) -> &[FnId] {
+        let start = match call {
+            0 => 0,
+            _ => self.ends[call - 1] as usize,
+        };
+        &self.targets[start..self.ends[call] as usize]
+    }
+}
+
 /// A lambda passed to a project function that calls that parameter (`without_gil([&] { ... })`)
 /// runs inside the callee, at the parameter's call, in the callee's GIL state; it runs in place
-/// only when no callee calls the parameter. Returns the call graph without those in-place calls,
-/// the functions that call a parameter, and the lambdas passed to them by each call site (the
-/// analysis enters such a function once per call site, so each call runs its own lambdas).
+/// only when no callee calls the parameter. Returns the call sites of the lambdas that run inside
+/// their callee (so not where they are written), the functions that call a parameter, and the
+/// lambdas passed to them by each call site (the analysis enters such a function once per call
+/// site, so each call runs its own lambdas).
 #[allow(clippy::type_complexity)]
 fn route_passed_lambdas(
     program: &Program,
-    mut callees: Vec<Vec<Vec<FnId>>>,
+    callees: &[Resolved],
 ) -> (
-    Vec<Vec<Vec<FnId>>>,
+    FxHashSet<(FnId, usize)>,
     FxHashSet<FnId>,
     FxHashMap<(FnId, usize, u32), Vec<FnId>>,
 ) {
@@ -414,6 +435,7 @@ fn route_passed_lambdas(
         calls_param.extend(inherited);
     }
     let mut passed: FxHashMap<(FnId, usize, u32), Vec<FnId>> = FxHashMap::default();
+    let mut run_by_callee = FxHashSet::default();
     for (caller, f) in program.functions.iter().enumerate() {
         for (site, call) in f.calls.iter().enumerate() {
             let (Some((outer, index)), CallTarget::Direct(lambda)) =
@@ -422,11 +444,12 @@ fn route_passed_lambdas(
                 continue;
             };
             let outer = outer as usize;
-            let consumed = callees[caller][outer]
+            let consumed = callees[caller]
+                .get(outer)
                 .iter()
                 .any(|&callee| calls_param.contains(&(callee, index)));
             if consumed {
-                callees[caller][site].clear();
+                run_by_callee.insert((caller, site));
                 passed
                     .entry((caller, outer, index))
                     .or_default()
@@ -435,5 +458,5 @@ fn route_passed_lambdas(
         }
     }
     let calls_parameters = calls_param.into_iter().map(|(id, _)| id).collect();
-    (callees, calls_parameters, passed)
+    (run_by_callee, calls_parameters, passed)
 }
