@@ -221,15 +221,16 @@ pub fn analyse_files_opts(
     };
     progress(Progress::Linking);
     let mut program = Program::default();
-    // Sized once: growing by doubling would copy the functions and hold both copies at the peak.
-    let modelled = || models.iter().flatten().filter_map(|m| m.as_ref().ok());
+    // Sized once: growing by doubling would copy them and hold both copies at the peak.
     program.files.reserve_exact(files.len());
-    program
-        .functions
-        .reserve_exact(modelled().map(|m| m.model.functions.len()).sum());
-    program
-        .bindings
-        .reserve_exact(modelled().map(|m| m.model.bindings.len()).sum());
+    program.bindings.reserve_exact(
+        models
+            .iter()
+            .flatten()
+            .filter_map(|m| m.as_ref().ok())
+            .map(|m| m.model.bindings.len())
+            .sum(),
+    );
     let mut errors = Vec::new();
     for (((path, language), kept), model) in files.iter().zip(kept).zip(models) {
         match (kept, model) {

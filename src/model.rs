@@ -8,6 +8,7 @@ use std::ops::{Deref, Range};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use serde::Serialize;
 use thin_vec::ThinVec;
 
@@ -360,11 +361,59 @@ impl SourceFile {
     }
 }
 
+/// Every function of a program, by [`FnId`]. Each file's functions stay in the vector its
+/// front-end made: merging them into one would copy them all, and hold both copies at once at
+/// the peak of the run's memory.
+#[derive(Default)]
+pub struct Functions {
+    by_file: Vec<Vec<Function>>,
+    /// Each function's place: `(file's vector, index in it)`.
+    places: Vec<(u32, u32)>,
+}
+
+impl Functions {
+    pub fn len(&self) -> usize {
+        self.places.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.places.is_empty()
+    }
+
+    /// In id order.
+    pub fn iter(&self) -> impl Iterator<Item = &Function> {
+        self.by_file.iter().flatten()
+    }
+
+    /// In id order (as `collect` keeps it).
+    pub fn par_iter(&self) -> impl ParallelIterator<Item = &Function> {
+        self.by_file
+            .par_iter()
+            .flat_map_iter(|functions| functions.iter())
+    }
+
+    fn push_file(&mut self, functions: Vec<Function>) {
+        let file = self.by_file.len() as u32;
+        self.places
+            .extend((0..functions.len() as u32).map(|index| (file, index)));
+        self.by_file.push(functions);
+    }
+}
+
+impl std::ops::Index<FnId> for Functions {
+    type Output = Function;
+
+    fn index(&self, id: FnId) -> &Function {
+        let (file, index) = self.places[id];
+        &self.by_file[file as usize][index as usize]
+    }
+}
+
 /// The whole program after merging every file's model.
 #[derive(Default)]
 pub struct Program {
     pub files: Vec<SourceFile>,
-    pub functions: Vec<Function>,
+    pub functions: Functions,
     pub bindings: Vec<Binding>,
     /// Qualified class name -> the names of its bases as written.
     pub classes: std::collections::HashMap<String, Vec<String>>,
@@ -380,13 +429,14 @@ impl Program {
                 *id += base;
             }
         };
-        for mut function in model.functions {
+        let mut functions = model.functions;
+        for function in &mut functions {
             for call in &mut function.calls {
                 relocate(&mut call.target);
             }
-            set_file(&mut function, file);
-            self.functions.push(function);
+            set_file(function, file);
         }
+        self.functions.push_file(functions);
         for mut binding in model.bindings {
             relocate(&mut binding.target);
             binding.span.file = file;
