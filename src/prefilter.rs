@@ -135,15 +135,16 @@ pub enum Need {
     Owner(String),
 }
 
-/// The scopes a Rust name may be looked up in (see [`Need::Scoped`]).
-type Prefixes = Arc<[Vec<String>]>;
+/// The scopes a Rust name may be looked up in (see [`Need::Scoped`]), each written `a::b`.
+type Prefixes = Arc<[Arc<str>]>;
 
 /// The [`Prefixes`] of each function's scope and `use`s, built once and shared by its calls: a
 /// copy for each call was most of the pre-filter's memory on a large crate. Keyed by where the
-/// scope and `use` lists are, in models that outlive the cache.
+/// scope and `use` lists are, in models that outlive the cache. Each prefix is held once too.
 #[derive(Default)]
 struct ScopePrefixes {
     by_origin: HashMap<(usize, usize, usize, usize, bool), Prefixes>,
+    prefixes: HashSet<Arc<str>>,
 }
 
 impl ScopePrefixes {
@@ -158,18 +159,24 @@ impl ScopePrefixes {
         self.by_origin
             .entry(origin)
             .or_insert_with(|| {
-                let mut prefixes: Vec<Vec<String>> =
-                    (1..=scope.len()).map(|k| scope[..k].to_vec()).collect();
+                let mut prefixes: Vec<String> =
+                    (1..=scope.len()).map(|k| scope[..k].join("::")).collect();
                 if !method {
-                    prefixes.extend(
-                        usings
-                            .iter()
-                            .map(|u| u.split("::").map(str::to_string).collect()),
-                    );
+                    prefixes.extend(usings.iter().cloned());
                 }
                 prefixes.sort_unstable();
                 prefixes.dedup();
-                prefixes.into()
+                prefixes
+                    .into_iter()
+                    .map(|p| match self.prefixes.get(p.as_str()) {
+                        Some(shared) => shared.clone(),
+                        None => {
+                            let shared: Arc<str> = p.into();
+                            self.prefixes.insert(shared.clone());
+                            shared
+                        }
+                    })
+                    .collect()
             })
             .clone()
     }
@@ -1337,15 +1344,14 @@ impl Index {
     /// Whether a definition in file `file` may have a qualified name starting with `prefix`: in
     /// Rust, the file's module path and then names the file may nest in it; otherwise, names the
     /// file may qualify a definition with.
-    fn may_qualify(&self, file: usize, prefix: &[String]) -> bool {
-        let rest = match &self.modules[file] {
-            Some(module) => match prefix.strip_prefix(module.as_slice()) {
-                Some(rest) => rest,
-                None => return false,
-            },
-            None => prefix,
-        };
-        rest.iter().all(|s| self.scopes[file].contains(s))
+    fn may_qualify(&self, file: usize, prefix: &str) -> bool {
+        let mut segments = prefix.split("::");
+        if let Some(module) = &self.modules[file]
+            && !module.iter().all(|m| segments.next() == Some(m.as_str()))
+        {
+            return false;
+        }
+        segments.all(|s| self.scopes[file].contains(s))
     }
 
     fn function_definers(&self, name: &str) -> &[usize] {
@@ -1714,7 +1720,7 @@ where
                 // Every function the scoped lookup may find is kept by now: when one is, the
                 // call never falls back.
                 let found = std::iter::once(path.clone())
-                    .chain(prefixes.iter().map(|p| format!("{}::{path}", p.join("::"))))
+                    .chain(prefixes.iter().map(|p| format!("{p}::{path}")))
                     .any(|q| kept.has_qualname(&models, &q));
                 let open = !found
                     && if method {
