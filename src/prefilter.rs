@@ -1271,11 +1271,8 @@ impl Rewrites {
 /// The scans of every C/C++ file, indexed by name.
 struct Index {
     functions: HashMap<String, Vec<usize>>,
-    classes: HashMap<String, Vec<usize>>,
     /// Base name -> names of the classes written with it as a base, over every file.
     subclasses: HashMap<String, Vec<String>>,
-    /// Class name -> names in its base clauses, over every file.
-    bases: HashMap<String, Vec<String>>,
     /// Class name -> each file that may define it, with the bases written there.
     heads: HashMap<String, Vec<(usize, Vec<String>)>>,
     /// Per file: the names that may qualify its definitions.
@@ -1288,9 +1285,7 @@ impl Index {
     fn new(scans: Vec<Option<Definitions>>) -> Self {
         let mut index = Index {
             functions: HashMap::new(),
-            classes: HashMap::new(),
             subclasses: HashMap::new(),
-            bases: HashMap::new(),
             heads: HashMap::new(),
             scopes: Vec::with_capacity(scans.len()),
             modules: Vec::with_capacity(scans.len()),
@@ -1315,16 +1310,10 @@ impl Index {
                 }
                 for name in names {
                     index
-                        .bases
-                        .entry(name.clone())
-                        .or_default()
-                        .extend(bases.iter().cloned());
-                    index
                         .heads
-                        .entry(name.clone())
+                        .entry(name)
                         .or_default()
                         .push((i, bases.clone()));
-                    index.classes.entry(name).or_default().push(i);
                 }
             }
             index.scopes.push(scan.scopes);
@@ -1335,10 +1324,27 @@ impl Index {
     /// `class` and every class that may derive from it; empty when no class has that name or
     /// base (a call on it then has no target).
     fn derived<'s>(&'s self, class: &'s str) -> HashSet<&'s str> {
-        if !self.classes.contains_key(class) && !self.subclasses.contains_key(class) {
+        if !self.heads.contains_key(class) && !self.subclasses.contains_key(class) {
             return HashSet::new();
         }
-        closure(class, &self.subclasses)
+        closure(class, |c| {
+            self.subclasses
+                .get(c)
+                .into_iter()
+                .flatten()
+                .map(String::as_str)
+        })
+    }
+
+    /// `class` and every name in the base clauses of its definitions, transitively.
+    fn ancestors<'s>(&'s self, class: &'s str) -> HashSet<&'s str> {
+        closure(class, |c| {
+            self.heads
+                .get(c)
+                .into_iter()
+                .flatten()
+                .flat_map(|(_, bases)| bases.iter().map(String::as_str))
+        })
     }
 
     /// Whether a definition in file `file` may have a qualified name starting with `prefix`: in
@@ -1358,8 +1364,12 @@ impl Index {
         self.functions.get(name).map_or(&[], Vec::as_slice)
     }
 
-    fn class_definers(&self, name: &str) -> &[usize] {
-        self.classes.get(name).map_or(&[], Vec::as_slice)
+    fn class_definers(&self, name: &str) -> impl Iterator<Item = usize> {
+        self.heads
+            .get(name)
+            .into_iter()
+            .flatten()
+            .map(|(file, _)| *file)
     }
 }
 
@@ -1368,12 +1378,15 @@ fn owned(names: HashSet<&str>) -> HashSet<String> {
 }
 
 /// `start` and every name reachable from it through `edges`.
-fn closure<'s>(start: &'s str, edges: &'s HashMap<String, Vec<String>>) -> HashSet<&'s str> {
+fn closure<'s, I: Iterator<Item = &'s str>>(
+    start: &'s str,
+    edges: impl Fn(&'s str) -> I,
+) -> HashSet<&'s str> {
     let mut out = HashSet::new();
     let mut stack = vec![start];
     while let Some(c) = stack.pop() {
         if out.insert(c) {
-            stack.extend(edges.get(c).into_iter().flatten().map(String::as_str));
+            stack.extend(edges(c));
         }
     }
     out
@@ -1557,7 +1570,8 @@ impl Typed {
             return;
         }
         let ancestors = self.ancestors.entry(owner.to_string()).or_insert_with(|| {
-            closure(owner, &index.bases)
+            index
+                .ancestors(owner)
                 .into_iter()
                 .map(str::to_string)
                 .collect()
@@ -1701,12 +1715,8 @@ where
             if kept.classes.contains(name) {
                 return false;
             }
-            match index
-                .class_definers(name)
-                .iter()
-                .find(|&&j| !selection.kept[j])
-            {
-                Some(&j) => {
+            match index.class_definers(name).find(|&j| !selection.kept[j]) {
+                Some(j) => {
                     selection.pull(&[j]);
                     true
                 }
