@@ -137,7 +137,8 @@ pub enum Receiver {
     None,
     /// `this->f()`: a method of the caller's own class first.
     This,
-    /// `x.f()` or `p->f()` with an unknown receiver type.
+    /// `x.f()` or `p->f()` with an unknown receiver type (C++ only: the Rust front-end does not
+    /// record such calls, which the call graph would not follow).
     Object,
     /// `x.f()` where `x` is declared with this type (smart pointers unwrapped, template arguments
     /// removed): `at::Tensor`, `Quantizer`.
