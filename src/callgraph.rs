@@ -7,6 +7,10 @@
 //! 2. failing that, by the name's last segments when exactly one qualified name ends with them;
 //! 3. `this->f()` goes to the caller's own class, then like `x.f()`;
 //! 4. `x.f()` / `p->f()` with an unknown receiver type goes to every method named `f`.
+//!
+//! Rust follows the same rules with its module paths, except that method calls on receivers of
+//! unknown type are not followed, and a `self.f()` that `self`'s own impls do not define goes
+//! only to the methods of classes related to `self`'s type (docs/call-graph.md).
 
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -46,6 +50,9 @@ struct Scope<'a> {
     /// (`read`, `get`, `as_str`), and name matching invents paths through unrelated code; the
     /// receivers that matter (`self`, declared parameters, fields, statics) have known types.
     by_method_name: bool,
+    /// In Rust, the type of `self` (the last segment of the scope of a method or of a closure
+    /// in one).
+    self_type: Option<&'a str>,
 }
 
 struct Index<'p> {
@@ -66,10 +73,12 @@ impl CallGraph {
             .functions
             .par_iter()
             .map(|f| {
+                let cpp = program.files[f.span.file as usize].language == Language::Cpp;
                 let scope = Scope {
                     names: &f.scope,
                     usings: &f.usings,
-                    by_method_name: program.files[f.span.file as usize].language == Language::Cpp,
+                    by_method_name: cpp,
+                    self_type: f.scope.last().filter(|_| !cpp).map(String::as_str),
                 };
                 let mut calls = Resolved::default();
                 for c in &f.calls {
@@ -113,6 +122,7 @@ impl CallGraph {
                         names: &b.scope,
                         usings: &b.usings,
                         by_method_name: true,
+                        self_type: None,
                     },
                     &b.target,
                 )
@@ -176,7 +186,7 @@ impl<'p> Index<'p> {
             let out_of_line_method = owner.is_some_and(|o| {
                 class_names.contains(o) || class_names.contains(o.rsplit("::").next().unwrap_or(o))
             });
-            if f.kind == FunctionKind::Method || out_of_line_method {
+            if f.kind.is_method() || out_of_line_method {
                 methods.entry(&f.name).or_default().push(id);
             }
         }
@@ -203,11 +213,26 @@ impl<'p> Index<'p> {
                 receiver: Receiver::This,
             } => {
                 let own = self.in_scopes(caller, path);
-                if own.is_empty() {
-                    self.untyped_methods(path)
-                } else {
-                    own
+                if !own.is_empty() {
+                    return own;
                 }
+                let mut methods = self.untyped_methods(path);
+                // A Rust `self` has its impl's type: what that type's own impls do not define
+                // comes from a trait, as a provided method or, called from a trait's provided
+                // method, as an implementor's method. A method of any other type is not it.
+                if let Some(self_type) = caller.self_type {
+                    let related = self.derived.get(self_type);
+                    methods.retain(|&id| {
+                        let f = &self.program.functions[id];
+                        f.kind == FunctionKind::ProvidedMethod
+                            || related.is_some_and(|classes| {
+                                f.qualname
+                                    .rsplit_once("::")
+                                    .is_some_and(|(owner, _)| classes.contains(last_segment(owner)))
+                            })
+                    });
+                }
+                methods
             }
             CallTarget::Named {
                 path,

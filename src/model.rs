@@ -70,7 +70,16 @@ pub enum GilState {
 pub enum FunctionKind {
     Free,
     Method,
+    /// A Rust trait's provided (default) method: a method of every type that implements the
+    /// trait.
+    ProvidedMethod,
     Lambda,
+}
+
+impl FunctionKind {
+    pub fn is_method(self) -> bool {
+        matches!(self, FunctionKind::Method | FunctionKind::ProvidedMethod)
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -184,18 +184,19 @@ impl ScopePrefixes {
 
 /// What a call (or a binding) to `target`, written in a file of `language` from a function in
 /// `scope` with `usings`, needs.
-fn target_need(
+fn target_needs(
     language: Language,
     target: &CallTarget,
     (scope, usings): (&[String], &[String]),
     prefixes: &mut ScopePrefixes,
-) -> Option<Need> {
+    needs: &mut Vec<Need>,
+) {
     let CallTarget::Named { path, receiver } = target else {
-        return None;
+        return;
     };
     let name = key(last_segment(path));
     if name.is_empty() || is_keyword(name) {
-        return None;
+        return;
     }
     let name = name.to_string();
     // C++ may define `f` at global scope, where no scope can be checked: `Function` there. Rust
@@ -206,7 +207,7 @@ fn target_need(
         prefixes: prefixes.get(scope, usings, method),
         method,
     };
-    Some(match receiver {
+    let need = match receiver {
         Receiver::None => match path.rsplit("::").nth(1).map(key) {
             Some(q) if !q.is_empty() => Need::Qualified {
                 name,
@@ -215,16 +216,27 @@ fn target_need(
             _ if language == Language::Rust => scoped(name, false),
             _ => Need::Function(name),
         },
-        Receiver::This if language == Language::Rust => scoped(name, true),
+        Receiver::This if language == Language::Rust => {
+            // Failing `self`'s own impls, the call graph keeps the methods of the classes related
+            // to `self`'s type: what a call on that type needs.
+            if let Some(self_type) = scope.last() {
+                needs.push(Need::Typed {
+                    name: name.clone(),
+                    class: key(self_type).to_string(),
+                });
+            }
+            scoped(name, true)
+        }
         Receiver::This => Need::Function(name),
         // The call graph matches untyped method calls by name in C++ only.
-        Receiver::Object if language != Language::Cpp => return None,
+        Receiver::Object if language != Language::Cpp => return,
         Receiver::Object => Need::Untyped(path.to_string()),
         Receiver::Typed(class) => Need::Typed {
             name,
             class: key(last_segment(class)).to_string(),
         },
-    })
+    };
+    needs.push(need);
 }
 
 /// What a function needs for the call graph to know whether it is a method.
@@ -1494,7 +1506,7 @@ impl Kept {
         self.named(models, name)
             .filter(|f| {
                 let owner = owner_of(&f.qualname);
-                f.kind == FunctionKind::Method
+                f.kind.is_method()
                     || !owner.is_empty()
                         && (self.classes.contains(owner)
                             || self.classes.contains(last_segment(owner)))
@@ -1864,12 +1876,7 @@ impl Live {
             }
             return;
         };
-        needs.extend(target_need(
-            language,
-            target,
-            (scope, usings),
-            &mut self.prefixes,
-        ));
+        target_needs(language, target, (scope, usings), &mut self.prefixes, needs);
         let pattern = match receiver {
             Receiver::Typed(class) => Pattern::OwnedBy(key(last_segment(class)).to_string()),
             Receiver::Object if language == Language::Cpp => {

@@ -282,7 +282,7 @@ impl Walker<'_> {
                     if let syn::TraitItem::Fn(m) = trait_item
                         && let Some(block) = &m.default
                     {
-                        self.function(&m.sig, block, FunctionKind::Method);
+                        self.function(&m.sig, block, FunctionKind::ProvidedMethod);
                     }
                 }
                 self.self_type = saved;
