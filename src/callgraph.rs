@@ -4,7 +4,8 @@
 //! over-approximates):
 //! 1. a qualified or unqualified name is looked up through the caller's enclosing scopes (innermost
 //!    first), then through its `using` directives, then as written;
-//! 2. failing that, by the name's last segments when exactly one qualified name ends with them;
+//! 2. failing that, by the name's last segments when exactly one qualified name ends with them
+//!    among the functions of the caller's language and those with C linkage;
 //! 3. `this->f()` goes to the caller's own class, then like `x.f()`;
 //! 4. `x.f()` / `p->f()` with an unknown receiver type goes to every method named `f`.
 //!
@@ -53,6 +54,7 @@ struct Scope<'a> {
     /// In Rust, the type of `self` (the last segment of the scope of a method or of a closure
     /// in one).
     self_type: Option<&'a str>,
+    language: Language,
 }
 
 struct Index<'p> {
@@ -73,12 +75,14 @@ impl CallGraph {
             .functions
             .par_iter()
             .map(|f| {
-                let cpp = program.files[f.span.file as usize].language == Language::Cpp;
+                let language = program.files[f.span.file as usize].language;
+                let cpp = language == Language::Cpp;
                 let scope = Scope {
                     names: &f.scope,
                     usings: &f.usings,
                     by_method_name: cpp,
                     self_type: f.scope.last().filter(|_| !cpp).map(String::as_str),
+                    language,
                 };
                 let mut calls = Resolved::default();
                 for c in &f.calls {
@@ -123,6 +127,7 @@ impl CallGraph {
                         usings: &b.usings,
                         by_method_name: true,
                         self_type: None,
+                        language: program.files[b.span.file as usize].language,
                     },
                     &b.target,
                 )
@@ -216,7 +221,7 @@ impl<'p> Index<'p> {
                 if !own.is_empty() {
                     return own;
                 }
-                let mut methods = self.untyped_methods(path);
+                let mut methods = self.untyped_methods(path, caller.language);
                 // A Rust `self` has its impl's type: what that type's own impls do not define
                 // comes from a trait, as a provided method or, called from a trait's provided
                 // method, as an implementor's method. A method of any other type is not it.
@@ -237,7 +242,7 @@ impl<'p> Index<'p> {
             CallTarget::Named {
                 path,
                 receiver: Receiver::Object,
-            } if caller.by_method_name => self.untyped_methods(path),
+            } if caller.by_method_name => self.untyped_methods(path, caller.language),
             CallTarget::Named {
                 receiver: Receiver::Object,
                 ..
@@ -278,13 +283,19 @@ impl<'p> Index<'p> {
         }
     }
 
-    fn untyped_methods(&self, name: &str) -> Vec<FnId> {
-        let methods = self.methods_named(name);
+    /// The methods named `name`, or none when the program has more than [`MAX_UNTYPED_FANOUT`];
+    /// only those in `language` (a method is never called by name from the other language, but
+    /// counts for how ambiguous the name is).
+    fn untyped_methods(&self, name: &str, language: Language) -> Vec<FnId> {
+        let mut methods = self.methods_named(name);
         if methods.len() > MAX_UNTYPED_FANOUT {
-            Vec::new()
-        } else {
-            methods
+            return Vec::new();
         }
+        methods.retain(|&id| {
+            let file = self.program.functions[id].span.file as usize;
+            self.program.files[file].language == language
+        });
+        methods
     }
 
     fn methods_named(&self, name: &str) -> Vec<FnId> {
@@ -326,7 +337,8 @@ impl<'p> Index<'p> {
                 return found.clone();
             }
         }
-        // The unique qualified name that ends with `path`.
+        // The unique qualified name that ends with `path`, in the caller's language or with C
+        // linkage (C++ calls no Rust `compile` by its name, but does call an `extern "C"` one).
         let last = path.rsplit("::").next().unwrap_or(path);
         let suffix = format!("::{path}");
         let candidates: Vec<FnId> = self
@@ -336,8 +348,11 @@ impl<'p> Index<'p> {
             .flatten()
             .copied()
             .filter(|&id| {
-                let q = &self.program.functions[id].qualname;
-                q == path || q.ends_with(&suffix)
+                let f = &self.program.functions[id];
+                let q = &f.qualname;
+                (q == path || q.ends_with(&suffix))
+                    && (f.extern_c
+                        || self.program.files[f.span.file as usize].language == caller.language)
             })
             .collect();
         let qualnames: FxHashSet<&str> = candidates

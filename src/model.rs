@@ -93,6 +93,9 @@ pub struct Function {
     /// Namespaces made visible by `using namespace` or named by `using` declarations.
     pub usings: Names,
     pub kind: FunctionKind,
+    /// Declared with C linkage (`extern "C"`): the one kind of function that code in the other
+    /// language calls by name.
+    pub extern_c: bool,
     /// How many arguments a call may pass: `(required, maximum)`, no maximum when variadic.
     pub arity: (u32, Option<u32>),
     /// The name (or, for a lambda, its introducer), for labels.

@@ -1514,11 +1514,18 @@ impl Kept {
             .count()
     }
 
-    /// How many different qualified names the kept functions named `name` have: with two, a call
-    /// resolved "by unique name" has no target, whatever else is parsed.
-    fn qualnames<T: AsRef<FileModel>>(&self, models: &Models<T>, name: &str) -> usize {
-        self.named(models, name)
-            .map(|f| owner_of(&f.qualname))
+    /// How many different qualified names the kept functions named `name` that a call may
+    /// reach by name (`eligible`, given their file) have: with two, a call resolved "by unique
+    /// name" has no target, whatever else is parsed.
+    fn qualnames<T: AsRef<FileModel>>(
+        &self,
+        models: &Models<T>,
+        name: &str,
+        eligible: impl Fn(usize, &Function) -> bool,
+    ) -> usize {
+        self.keyed(models, key(name))
+            .filter(|&((file, _), f)| f.name == name && eligible(file, f))
+            .map(|(_, f)| owner_of(&f.qualname))
             .collect::<HashSet<_>>()
             .len()
     }
@@ -1748,7 +1755,11 @@ where
                     && if method {
                         kept.methods(&models, &path) <= MAX_UNTYPED_FANOUT
                     } else {
-                        kept.qualnames(&models, &path) < 2
+                        // A Rust call's name reaches Rust functions and C-linkage ones.
+                        let eligible = |file: usize, f: &Function| {
+                            files[file].1 == Language::Rust || f.extern_c
+                        };
+                        kept.qualnames(&models, &path, eligible) < 2
                     };
                 if open {
                     selection.pull(index.function_definers(&name));

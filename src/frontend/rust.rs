@@ -394,6 +394,7 @@ impl Walker<'_> {
             scope,
             usings,
             kind,
+            extern_c: false,
             arity,
             span: span_of(span),
             calls: ThinVec::new(),
@@ -418,6 +419,7 @@ impl Walker<'_> {
             .collect();
         let arity = (params.len() as u32, Some(params.len() as u32));
         let id = self.new_function(name, qualname, kind, sig.ident.span(), arity);
+        self.model.functions[id].extern_c = sig.abi.is_some();
         let mut frame = self.frame(id, block.span());
         let callable = callable_type_parameters(sig);
         for (index, param) in params.iter().enumerate() {

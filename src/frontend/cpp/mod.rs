@@ -118,6 +118,7 @@ pub fn extract(text: &str, knowledge: &Knowledge) -> FileModel {
         object_fields: FxHashMap::default(),
         frames: Vec::new(),
         depth: 0,
+        extern_c: false,
     };
     walker.visit(tree.root_node());
     walker.model
@@ -168,6 +169,8 @@ struct Walker<'a> {
     global_callables: FxHashSet<String>,
     frames: Vec<Frame>,
     depth: usize,
+    /// Inside `extern "C" { ... }` or before an `extern "C"` definition.
+    extern_c: bool,
 }
 
 /// The element type of a sequence container type as declared (`std::vector<Q *>` gives `Q *`);
@@ -363,6 +366,15 @@ impl<'a> Walker<'a> {
                 self.scope.truncate(depth);
             }
             "function_definition" => self.visit_function(node),
+            "linkage_specification" => {
+                let c = node
+                    .child_by_field_name("value")
+                    .is_some_and(|v| self.text(v) == "\"C\"");
+                let outer = self.extern_c;
+                self.extern_c = outer || c;
+                self.visit_children(node);
+                self.extern_c = outer;
+            }
             "lambda_expression" => {
                 let id = self.visit_lambda(node);
                 let introducer = node.child_by_field_name("captures").unwrap_or(node);
@@ -400,6 +412,7 @@ impl<'a> Walker<'a> {
             scope,
             usings: self.shared_usings.get(&self.usings),
             kind,
+            extern_c: self.extern_c,
             arity,
             span: name_span,
             calls: ThinVec::new(),
