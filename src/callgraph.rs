@@ -64,6 +64,8 @@ struct Index<'p> {
     methods: FxHashMap<&'p str, Vec<FnId>>,
     /// Simple class name -> simple names of the classes derived from it, itself included.
     derived: FxHashMap<&'p str, FxHashSet<&'p str>>,
+    /// Simple class name -> simple names of its bases (C++ base classes, Rust traits).
+    bases: FxHashMap<&'p str, Vec<&'p str>>,
 }
 
 impl CallGraph {
@@ -201,6 +203,7 @@ impl<'p> Index<'p> {
             by_name,
             methods,
             derived: derived_classes(program),
+            bases: base_classes(program),
         }
     }
 
@@ -252,17 +255,56 @@ impl<'p> Index<'p> {
                 receiver: Receiver::Typed(ty),
             } => {
                 // A type the project does not define (`std::atomic`, `at::Tensor`) has no methods
-                // here; a project class's call may run an override in any derived class.
-                let Some(classes) = self.derived.get(last_segment(ty)) else {
+                // here; a project class's call may run an override in any derived class, or,
+                // when the class does not define the method, the nearest definition among its
+                // bases (a C++ base class, a Rust trait's provided method).
+                // Classes are matched by simple name, so a standard type written as such
+                // (`std::array`) is never taken for a project's class of that name
+                // (`pybind11::array`).
+                if ty.trim_start_matches("::").starts_with("std::") {
+                    return Vec::new();
+                }
+                let class = last_segment(ty);
+                let Some(classes) = self.derived.get(class) else {
                     return Vec::new();
                 };
-                self.methods_named(path)
-                    .into_iter()
-                    .filter(|&id| {
-                        let owner = self.program.functions[id].qualname.rsplit_once("::");
-                        owner.is_some_and(|(owner, _)| classes.contains(last_segment(owner)))
-                    })
-                    .collect()
+                // A method is never called from the other language (a Rust `str` is not
+                // pybind11's).
+                let mut methods = self.methods_named(path);
+                methods.retain(|&id| self.language_of(id) == caller.language);
+                let owned_by = |id: FnId, classes: &FxHashSet<&str>| {
+                    let owner = self.program.functions[id].qualname.rsplit_once("::");
+                    owner.is_some_and(|(owner, _)| classes.contains(last_segment(owner)))
+                };
+                let mut found: Vec<FnId> = methods
+                    .iter()
+                    .copied()
+                    .filter(|&id| owned_by(id, classes))
+                    .collect();
+                if !found
+                    .iter()
+                    .any(|&id| owned_by(id, &FxHashSet::from_iter([class])))
+                {
+                    let mut level = FxHashSet::from_iter([class]);
+                    let mut seen = level.clone();
+                    while !level.is_empty() {
+                        level = level
+                            .iter()
+                            .flat_map(|c| self.bases.get(c).into_iter().flatten().copied())
+                            .filter(|b| seen.insert(b))
+                            .collect();
+                        let inherited: Vec<FnId> = methods
+                            .iter()
+                            .copied()
+                            .filter(|&id| owned_by(id, &level))
+                            .collect();
+                        if !inherited.is_empty() {
+                            found.extend(inherited);
+                            break;
+                        }
+                    }
+                }
+                found
             }
         }
     }
@@ -291,11 +333,13 @@ impl<'p> Index<'p> {
         if methods.len() > MAX_UNTYPED_FANOUT {
             return Vec::new();
         }
-        methods.retain(|&id| {
-            let file = self.program.functions[id].span.file as usize;
-            self.program.files[file].language == language
-        });
+        methods.retain(|&id| self.language_of(id) == language);
         methods
+    }
+
+    fn language_of(&self, id: FnId) -> Language {
+        let file = self.program.functions[id].span.file as usize;
+        self.program.files[file].language
     }
 
     fn methods_named(&self, name: &str) -> Vec<FnId> {
@@ -369,6 +413,20 @@ impl<'p> Index<'p> {
 
 fn last_segment(path: &str) -> &str {
     path.rsplit("::").next().unwrap_or(path)
+}
+
+/// For each class (by simple name), the simple names of the bases written for it.
+fn base_classes(program: &Program) -> FxHashMap<&str, Vec<&str>> {
+    let mut bases: FxHashMap<&str, Vec<&str>> = FxHashMap::default();
+    for (class, written) in &program.classes {
+        let entry = bases.entry(last_segment(class)).or_default();
+        for base in written {
+            if !entry.contains(&last_segment(base)) {
+                entry.push(last_segment(base));
+            }
+        }
+    }
+    bases
 }
 
 /// For each class (by simple name), the classes that derive from it, transitively.

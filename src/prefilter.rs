@@ -1568,6 +1568,16 @@ impl Typed {
         s.pull_if(index.function_definers(&name), |j| {
             derived.iter().any(|c| index.scopes[j].contains(c))
         });
+        // When the class does not define the method, the nearest of its bases that does: their
+        // definitions of it, and every definition of each base, so that the bases are the same.
+        let ancestors = index.ancestors(&class);
+        s.pull_if(index.function_definers(&name), |j| {
+            ancestors.iter().any(|c| index.scopes[j].contains(*c))
+        });
+        for ancestor in ancestors {
+            let files: Vec<usize> = index.class_definers(ancestor).collect();
+            s.pull(&files);
+        }
         for owner in kept.owners(&name) {
             self.chain(&class, owner, index, s);
         }
@@ -1806,7 +1816,7 @@ struct Live {
 enum Pattern {
     /// Functions whose qualified name is this path or ends with `::` and it.
     Path(String),
-    /// Functions whose owner may derive from this class.
+    /// Functions whose owner may derive from this class, or that it may inherit.
     OwnedBy(String),
 }
 
@@ -1825,9 +1835,14 @@ impl Live {
                         .strip_suffix(path.as_str())
                         .is_some_and(|head| head.ends_with("::"))
             }
+            // A method of a class derived from `class`, or inherited by it.
             Pattern::OwnedBy(class) => derived
                 .entry(class.clone())
-                .or_insert_with(|| owned(index.derived(class)))
+                .or_insert_with(|| {
+                    let mut related = index.derived(class);
+                    related.extend(index.ancestors(class));
+                    owned(related)
+                })
                 .contains(key(last_segment(owner_of(qualname)))),
         }
     }
