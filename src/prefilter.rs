@@ -127,9 +127,14 @@ pub enum Need {
     /// `x.f()` on a receiver of unknown type: every method named `f`, unless there are more than
     /// [`MAX_UNTYPED_FANOUT`] of them, in which case none. Holds the name exactly as called.
     Untyped(String),
-    /// `x.f()` with `x` of class `c`: methods named `f` of `c` and the classes derived from it.
-    /// Once those are parsed, the classes between their owners and `c` (see [`model_relevant`]).
-    Typed { name: String, class: String },
+    /// `x.f()` with `x` of class `c`, in a file of `language`: methods named `f` of `c` and the
+    /// classes derived from it. Once those are parsed, the classes between their owners and `c`
+    /// (see [`model_relevant`]); and when `c` does not define `f`, its bases.
+    Typed {
+        name: String,
+        class: String,
+        language: Language,
+    },
     /// The owner of a function: whether a class of that name exists anywhere decides whether an
     /// out-of-line `A::f` is a method.
     Owner(String),
@@ -223,6 +228,7 @@ fn target_needs(
                 needs.push(Need::Typed {
                     name: name.clone(),
                     class: key(self_type).to_string(),
+                    language,
                 });
             }
             scoped(name, true)
@@ -234,6 +240,7 @@ fn target_needs(
         Receiver::Typed(class) => Need::Typed {
             name,
             class: key(last_segment(class)).to_string(),
+            language,
         },
     };
     needs.push(need);
@@ -1557,10 +1564,116 @@ struct Typed {
     /// Class -> the classes it may derive from.
     ancestors: HashMap<String, Vec<String>>,
     done: HashSet<(String, String)>,
+    /// Calls whose class may not define the method, decided once nothing else is left: `(name,
+    /// class, language)`.
+    inherited: BTreeSet<(String, String, Language)>,
+    /// Those whose class does not, up the class's bases.
+    walks: Vec<Walk>,
+}
+
+/// A walk up a class's bases for the nearest definition of a method (as the call graph makes it).
+struct Walk {
+    name: String,
+    language: Language,
+    /// The classes whose definitions were pulled last.
+    level: Vec<String>,
+    seen: HashSet<String>,
+}
+
+impl Walk {
+    /// With the current level's classes kept: marks live the functions named `name` they own,
+    /// and stops (returns false) if one is a method of the call's language, or if there are no
+    /// bases further up (a subset of where the call graph stops); else pulls the next level's
+    /// definitions and of the method.
+    fn step<T: AsRef<FileModel>>(
+        &mut self,
+        (kept, models, files): (&Kept, &Models<T>, &[(PathBuf, Language)]),
+        bases: &HashMap<&str, Vec<&str>>,
+        (index, selection): (&Index, &mut Selection),
+        live: &mut Vec<(usize, FnId)>,
+    ) -> bool {
+        let mut stops = false;
+        for (at, f) in kept.keyed(models, key(&self.name)) {
+            let owner = last_segment(owner_of(&f.qualname));
+            if f.name == self.name && self.level.iter().any(|c| c == owner) {
+                live.push(at);
+                stops |= f.kind.is_method() && files[at.0].1 == self.language;
+            }
+        }
+        if stops {
+            return false;
+        }
+        let next: Vec<String> = self
+            .level
+            .iter()
+            .flat_map(|c| bases.get(c.as_str()).into_iter().flatten())
+            .filter(|b| self.seen.insert(b.to_string()))
+            .map(|b| b.to_string())
+            .collect();
+        if next.is_empty() {
+            return false;
+        }
+        for class in &next {
+            let files: Vec<usize> = index.class_definers(class).collect();
+            selection.pull(&files);
+        }
+        selection.pull_if(index.function_definers(&self.name), |j| {
+            next.iter().any(|c| index.scopes[j].contains(c))
+        });
+        self.level = next;
+        true
+    }
+}
+
+/// Whether a kept method of `language` named `name` belongs to `class` (a subset of what the
+/// call graph takes for a definition, so that the pre-filter walks the bases whenever it does).
+fn defines<T: AsRef<FileModel>>(
+    kept: &Kept,
+    models: &Models<T>,
+    files: &[(PathBuf, Language)],
+    class: &str,
+    name: &str,
+    language: Language,
+) -> bool {
+    kept.keyed(models, key(name)).any(|((file, _), f)| {
+        f.name == name
+            && f.kind.is_method()
+            && files[file].1 == language
+            && last_segment(owner_of(&f.qualname)) == class
+    })
+}
+
+/// Simple class name -> the simple names of its bases, over the kept files, as the call graph
+/// reads them: where two files define a class of the same qualified name, the later one's.
+fn kept_bases<T: AsRef<FileModel>>(models: &Models<T>) -> HashMap<&str, Vec<&str>> {
+    let mut by_qualname: HashMap<&str, &[String]> = HashMap::new();
+    for model in models.iter().flatten().flatten() {
+        for (class, written) in &model.as_ref().classes {
+            by_qualname.insert(class, written);
+        }
+    }
+    let mut bases: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (class, written) in by_qualname {
+        let entry = bases.entry(last_segment(class)).or_default();
+        for base in written {
+            if !entry.contains(&last_segment(base)) {
+                entry.push(last_segment(base));
+            }
+        }
+    }
+    bases
 }
 
 impl Typed {
-    fn need(&mut self, name: String, class: String, index: &Index, kept: &Kept, s: &mut Selection) {
+    fn need(
+        &mut self,
+        name: String,
+        class: String,
+        language: Language,
+        index: &Index,
+        kept: &Kept,
+        s: &mut Selection,
+    ) {
         let derived = self
             .derived
             .entry(class.clone())
@@ -1568,16 +1681,8 @@ impl Typed {
         s.pull_if(index.function_definers(&name), |j| {
             derived.iter().any(|c| index.scopes[j].contains(c))
         });
-        // When the class does not define the method, the nearest of its bases that does: their
-        // definitions of it, and every definition of each base, so that the bases are the same.
-        let ancestors = index.ancestors(&class);
-        s.pull_if(index.function_definers(&name), |j| {
-            ancestors.iter().any(|c| index.scopes[j].contains(*c))
-        });
-        for ancestor in ancestors {
-            let files: Vec<usize> = index.class_definers(ancestor).collect();
-            s.pull(&files);
-        }
+        self.inherited
+            .insert((name.clone(), class.clone(), language));
         for owner in kept.owners(&name) {
             self.chain(&class, owner, index, s);
         }
@@ -1690,7 +1795,7 @@ where
     let mut live = Live::default();
     let mut pending: Vec<Need> = Vec::new();
     let mut fallbacks: BTreeSet<(String, String, bool, Prefixes)> = BTreeSet::new();
-    while !frontier.is_empty() || !pending.is_empty() {
+    while !frontier.is_empty() || !pending.is_empty() || !typed.walks.is_empty() {
         let round: Vec<(usize, Result<T, String>)> =
             frontier.par_iter().map(|&i| (i, model(i))).collect();
         let mut needs = std::mem::take(&mut pending);
@@ -1717,9 +1822,11 @@ where
                     .pull_if(index.function_definers(&name), |j| {
                         index.scopes[j].contains(&qualifier)
                     }),
-                Need::Typed { name, class } => {
-                    typed.need(name, class, &index, &kept, &mut selection)
-                }
+                Need::Typed {
+                    name,
+                    class,
+                    language,
+                } => typed.need(name, class, language, &index, &kept, &mut selection),
                 Need::Scoped {
                     name,
                     path,
@@ -1780,12 +1887,41 @@ where
                     selection.pull(index.function_definers(key(&name)));
                 }
             }
+            live.decide_untyped(&kept, &models, &index);
+            // A typed call on a class that does not define the method (its definers were pulled
+            // with the call) runs the nearest definition among the class's bases: walked one level
+            // at a time, each level's definitions of the class pulled before its bases are read.
+            if !typed.walks.is_empty() {
+                let bases = kept_bases(&models);
+                let context = (&kept, &models[..], files);
+                typed.walks.retain_mut(|walk| {
+                    walk.step(context, &bases, (&index, &mut selection), &mut live.queue)
+                });
+            }
+            for (name, class, language) in std::mem::take(&mut typed.inherited) {
+                // Nothing to walk to when no file that may define the method may name one of
+                // the class's bases (read from the scans, a superset of the real ones).
+                let bases = index.ancestors(&class);
+                let inheritable = index.function_definers(&name).iter().any(|&j| {
+                    bases
+                        .iter()
+                        .any(|&b| b != class && index.scopes[j].contains(b))
+                });
+                if inheritable && !defines(&kept, &models, files, &class, &name, language) {
+                    let files: Vec<usize> = index.class_definers(&class).collect();
+                    selection.pull(&files);
+                    typed.walks.push(Walk {
+                        seen: HashSet::from([class.clone()]),
+                        level: vec![class],
+                        name,
+                        language,
+                    });
+                }
+            }
             // Their methods, now known, are live; their calls are needs of the next round.
             let mut needs = Vec::new();
-            if !live.decide_untyped(&kept, &models, &index).is_empty() {
-                live.propagate((&models, &index, &kept), files, &mut needs);
-                pending.extend(needs);
-            }
+            live.propagate((&models, &index, &kept), files, &mut needs);
+            pending.extend(needs);
         }
         frontier = std::mem::take(&mut selection.next);
         frontier.sort_unstable();
@@ -1809,20 +1945,20 @@ struct Live {
     done: HashSet<(usize, FnId)>,
     queue: Vec<(usize, FnId)>,
     /// Class -> the classes that may derive from it.
-    derived: HashMap<String, HashSet<String>>,
+    related: HashMap<String, HashSet<String>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Pattern {
     /// Functions whose qualified name is this path or ends with `::` and it.
     Path(String),
-    /// Functions whose owner may derive from this class, or that it may inherit.
+    /// Functions whose owner may derive from this class.
     OwnedBy(String),
 }
 
 impl Live {
     fn matches(
-        derived: &mut HashMap<String, HashSet<String>>,
+        related: &mut HashMap<String, HashSet<String>>,
         pattern: &Pattern,
         function: &Function,
         index: &Index,
@@ -1835,14 +1971,9 @@ impl Live {
                         .strip_suffix(path.as_str())
                         .is_some_and(|head| head.ends_with("::"))
             }
-            // A method of a class derived from `class`, or inherited by it.
-            Pattern::OwnedBy(class) => derived
+            Pattern::OwnedBy(class) => related
                 .entry(class.clone())
-                .or_insert_with(|| {
-                    let mut related = index.derived(class);
-                    related.extend(index.ancestors(class));
-                    owned(related)
-                })
+                .or_insert_with(|| owned(index.derived(class)))
                 .contains(key(last_segment(owner_of(qualname)))),
         }
     }
@@ -1864,11 +1995,11 @@ impl Live {
                 continue;
             }
             let k = key(&f.name);
-            let derived = &mut self.derived;
+            let related = &mut self.related;
             let live = self
                 .patterns
                 .get(k)
-                .is_some_and(|ps| ps.iter().any(|p| Self::matches(derived, p, f, index)));
+                .is_some_and(|ps| ps.iter().any(|p| Self::matches(related, p, f, index)));
             if live {
                 self.queue.push((file, id));
             }
@@ -1925,7 +2056,7 @@ impl Live {
             return;
         }
         for (at, function) in kept.keyed(models, k) {
-            if Self::matches(&mut self.derived, &pattern, function, index) {
+            if Self::matches(&mut self.related, &pattern, function, index) {
                 self.queue.push(at);
             }
         }

@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::knowledge::Knowledge;
 use crate::model::FileModel;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Language {
     Cpp,
     Rust,
