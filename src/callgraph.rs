@@ -202,7 +202,7 @@ impl<'p> Index<'p> {
             by_qualname,
             by_name,
             methods,
-            derived: derived_classes(program),
+            derived: derived_classes(program, &receiver_classes(program)),
             bases: base_classes(program),
         }
     }
@@ -429,33 +429,79 @@ fn base_classes(program: &Program) -> FxHashMap<&str, Vec<&str>> {
     bases
 }
 
-/// For each class (by simple name), the classes that derive from it, transitively.
-fn derived_classes(program: &Program) -> FxHashMap<&str, FxHashSet<&str>> {
-    let mut derived: FxHashMap<&str, FxHashSet<&str>> = FxHashMap::default();
-    for class in program.classes.keys() {
-        derived
-            .entry(last_segment(class))
-            .or_default()
-            .insert(last_segment(class));
+/// The classes (by simple name) that calls may be made on: typed receivers, and the type of a Rust
+/// `self`. Only theirs are needed of [`derived_classes`].
+fn receiver_classes(program: &Program) -> FxHashSet<&str> {
+    program
+        .functions
+        .iter()
+        .flat_map(|f| {
+            let rust = program.files[f.span.file as usize].language == Language::Rust;
+            let self_type = f
+                .scope
+                .last()
+                .filter(|_| {
+                    rust && f.calls.iter().any(|c| {
+                        matches!(
+                            c.target,
+                            CallTarget::Named {
+                                receiver: Receiver::This,
+                                ..
+                            }
+                        )
+                    })
+                })
+                .map(String::as_str);
+            f.calls
+                .iter()
+                .filter_map(|c| match &c.target {
+                    CallTarget::Named {
+                        receiver: Receiver::Typed(ty),
+                        ..
+                    } => Some(last_segment(ty)),
+                    _ => None,
+                })
+                .chain(self_type)
+        })
+        .collect()
+}
+
+/// For each of `wanted` (by simple name) that is a class or a base, the classes that derive from
+/// it, transitively, itself included when it is a class. Computed for those alone: over a whole
+/// program, the sets of a deep hierarchy add up to the square of its depth.
+fn derived_classes<'p>(
+    program: &'p Program,
+    wanted: &FxHashSet<&'p str>,
+) -> FxHashMap<&'p str, FxHashSet<&'p str>> {
+    let mut subclasses: FxHashMap<&str, Vec<&str>> = FxHashMap::default();
+    let mut classes: FxHashSet<&str> = FxHashSet::default();
+    for (class, bases) in &program.classes {
+        let class = last_segment(class);
+        classes.insert(class);
+        for base in bases {
+            subclasses
+                .entry(last_segment(base))
+                .or_default()
+                .push(class);
+        }
     }
-    loop {
-        let mut changed = false;
-        for (class, bases) in &program.classes {
-            let class = last_segment(class);
-            for base in bases {
-                let Some(below) = derived.get(class).cloned() else {
-                    continue;
-                };
-                let entry = derived.entry(last_segment(base)).or_default();
-                for d in below {
-                    changed |= entry.insert(d);
+    wanted
+        .iter()
+        .filter(|w| classes.contains(*w) || subclasses.contains_key(*w))
+        .map(|&w| {
+            let mut below: FxHashSet<&str> = FxHashSet::default();
+            if classes.contains(w) {
+                below.insert(w);
+            }
+            let mut stack: Vec<&str> = subclasses.get(w).cloned().unwrap_or_default();
+            while let Some(c) = stack.pop() {
+                if below.insert(c) {
+                    stack.extend(subclasses.get(c).into_iter().flatten());
                 }
             }
-        }
-        if !changed {
-            return derived;
-        }
-    }
+            (w, below)
+        })
+        .collect()
 }
 
 /// One function's resolved calls, flat: call `i` may run `targets[ends[i - 1]..ends[i]]`.

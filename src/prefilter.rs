@@ -1584,7 +1584,7 @@ impl Walk {
     /// With the current level's classes kept: marks live the functions named `name` they own,
     /// and stops (returns false) if one is a method of the call's language, or if there are no
     /// bases further up (a subset of where the call graph stops); else pulls the next level's
-    /// definitions and of the method.
+    /// definitions and of the method, and goes on at once when all of them are modelled already.
     fn step<T: AsRef<FileModel>>(
         &mut self,
         (kept, models, files): (&Kept, &Models<T>, &[(PathBuf, Language)]),
@@ -1592,36 +1592,44 @@ impl Walk {
         (index, selection): (&Index, &mut Selection),
         live: &mut Vec<(usize, FnId)>,
     ) -> bool {
-        let mut stops = false;
-        for (at, f) in kept.keyed(models, key(&self.name)) {
-            let owner = last_segment(owner_of(&f.qualname));
-            if f.name == self.name && self.level.iter().any(|c| c == owner) {
-                live.push(at);
-                stops |= f.kind.is_method() && files[at.0].1 == self.language;
+        loop {
+            let mut stops = false;
+            for (at, f) in kept.keyed(models, key(&self.name)) {
+                let owner = last_segment(owner_of(&f.qualname));
+                if f.name == self.name && self.level.iter().any(|c| c == owner) {
+                    live.push(at);
+                    stops |= f.kind.is_method() && files[at.0].1 == self.language;
+                }
+            }
+            if stops {
+                return false;
+            }
+            let next: Vec<String> = self
+                .level
+                .iter()
+                .flat_map(|c| bases.get(c.as_str()).into_iter().flatten())
+                .filter(|b| self.seen.insert(b.to_string()))
+                .map(|b| b.to_string())
+                .collect();
+            if next.is_empty() {
+                return false;
+            }
+            let mut needed: Vec<usize> = next
+                .iter()
+                .flat_map(|class| index.class_definers(class))
+                .collect();
+            needed.extend(
+                index
+                    .function_definers(&self.name)
+                    .iter()
+                    .filter(|&&j| next.iter().any(|c| index.scopes[j].contains(c))),
+            );
+            selection.pull(&needed);
+            self.level = next;
+            if needed.iter().any(|&j| models[j].is_none()) {
+                return true;
             }
         }
-        if stops {
-            return false;
-        }
-        let next: Vec<String> = self
-            .level
-            .iter()
-            .flat_map(|c| bases.get(c.as_str()).into_iter().flatten())
-            .filter(|b| self.seen.insert(b.to_string()))
-            .map(|b| b.to_string())
-            .collect();
-        if next.is_empty() {
-            return false;
-        }
-        for class in &next {
-            let files: Vec<usize> = index.class_definers(class).collect();
-            selection.pull(&files);
-        }
-        selection.pull_if(index.function_definers(&self.name), |j| {
-            next.iter().any(|c| index.scopes[j].contains(c))
-        });
-        self.level = next;
-        true
     }
 }
 
