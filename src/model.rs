@@ -458,7 +458,16 @@ impl Program {
             }
             self.bindings.push(binding);
         }
-        self.classes.extend(model.classes);
+        // A class written more than once (several Rust impls of one type, a C++ class in two
+        // headers) has the bases of all of them.
+        for (class, bases) in model.classes {
+            let all = self.classes.entry(class).or_default();
+            for base in bases {
+                if !all.contains(&base) {
+                    all.push(base);
+                }
+            }
+        }
         self.files.push(source);
     }
 }

@@ -1652,16 +1652,15 @@ fn defines<T: AsRef<FileModel>>(
 }
 
 /// Simple class name -> the simple names of its bases, over the kept files, as the call graph
-/// reads them: where two files define a class of the same qualified name, the later one's.
+/// reads them: every definition of a class counts.
 fn kept_bases<T: AsRef<FileModel>>(models: &Models<T>) -> HashMap<&str, Vec<&str>> {
-    let mut by_qualname: HashMap<&str, &[String]> = HashMap::new();
-    for model in models.iter().flatten().flatten() {
-        for (class, written) in &model.as_ref().classes {
-            by_qualname.insert(class, written);
-        }
-    }
     let mut bases: HashMap<&str, Vec<&str>> = HashMap::new();
-    for (class, written) in by_qualname {
+    let classes = models
+        .iter()
+        .flatten()
+        .flatten()
+        .flat_map(|model| &model.as_ref().classes);
+    for (class, written) in classes {
         let entry = bases.entry(last_segment(class)).or_default();
         for base in written {
             if !entry.contains(&last_segment(base)) {
@@ -1719,7 +1718,7 @@ impl Typed {
                 .collect()
         });
         // Each class on the way keeps the definitions that give it a base on the way; in C++,
-        // where two files may define the same class (the later one wins), all of them.
+        // where two files may define the same class (and the bases of both count), all of them.
         let on_the_way: HashSet<&str> = ancestors
             .iter()
             .map(String::as_str)
