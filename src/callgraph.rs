@@ -147,11 +147,7 @@ impl CallGraph {
 
     pub fn callees(&self, caller: FnId, call: usize) -> &[FnId] {
         let at = self.first_call[caller] as usize + call;
-        let start = match at {
-            0 => 0,
-            _ => self.callee_ends[at - 1] as usize,
-        };
-        &self.targets[start..self.callee_ends[at] as usize]
+        nth_list(&self.callee_ends, &self.targets, at)
     }
 
     pub fn calls_parameters(&self, function: FnId) -> bool {
@@ -203,7 +199,7 @@ impl<'p> Index<'p> {
             by_name,
             methods,
             derived: derived_classes(program, &receiver_classes(program)),
-            bases: base_classes(program),
+            bases: simple_bases(&program.classes),
         }
     }
 
@@ -231,13 +227,8 @@ impl<'p> Index<'p> {
                 if let Some(self_type) = caller.self_type {
                     let related = self.derived.get(self_type);
                     methods.retain(|&id| {
-                        let f = &self.program.functions[id];
-                        f.kind == FunctionKind::ProvidedMethod
-                            || related.is_some_and(|classes| {
-                                f.qualname
-                                    .rsplit_once("::")
-                                    .is_some_and(|(owner, _)| classes.contains(last_segment(owner)))
-                            })
+                        self.program.functions[id].kind == FunctionKind::ProvidedMethod
+                            || related.is_some_and(|classes| self.owned_by(id, classes))
                     });
                 }
                 methods
@@ -272,19 +263,12 @@ impl<'p> Index<'p> {
                 // pybind11's).
                 let mut methods = self.methods_named(path);
                 methods.retain(|&id| self.language_of(id) == caller.language);
-                let owned_by = |id: FnId, classes: &FxHashSet<&str>| {
-                    let owner = self.program.functions[id].qualname.rsplit_once("::");
-                    owner.is_some_and(|(owner, _)| classes.contains(last_segment(owner)))
-                };
                 let mut found: Vec<FnId> = methods
                     .iter()
                     .copied()
-                    .filter(|&id| owned_by(id, classes))
+                    .filter(|&id| self.owned_by(id, classes))
                     .collect();
-                if !found
-                    .iter()
-                    .any(|&id| owned_by(id, &FxHashSet::from_iter([class])))
-                {
+                if !found.iter().any(|&id| self.owner(id) == Some(class)) {
                     let mut level = FxHashSet::from_iter([class]);
                     let mut seen = level.clone();
                     while !level.is_empty() {
@@ -296,7 +280,7 @@ impl<'p> Index<'p> {
                         let inherited: Vec<FnId> = methods
                             .iter()
                             .copied()
-                            .filter(|&id| owned_by(id, &level))
+                            .filter(|&id| self.owned_by(id, &level))
                             .collect();
                         if !inherited.is_empty() {
                             found.extend(inherited);
@@ -335,6 +319,16 @@ impl<'p> Index<'p> {
         }
         methods.retain(|&id| self.language_of(id) == language);
         methods
+    }
+
+    /// The simple name of the class (or namespace) a function is defined in.
+    fn owner(&self, id: FnId) -> Option<&str> {
+        let (owner, _) = self.program.functions[id].qualname.rsplit_once("::")?;
+        Some(last_segment(owner))
+    }
+
+    fn owned_by(&self, id: FnId, classes: &FxHashSet<&str>) -> bool {
+        self.owner(id).is_some_and(|owner| classes.contains(owner))
     }
 
     fn language_of(&self, id: FnId) -> Language {
@@ -395,8 +389,7 @@ impl<'p> Index<'p> {
                 let f = &self.program.functions[id];
                 let q = &f.qualname;
                 (q == path || q.ends_with(&suffix))
-                    && (f.extern_c
-                        || self.program.files[f.span.file as usize].language == caller.language)
+                    && (f.extern_c || self.language_of(id) == caller.language)
             })
             .collect();
         let qualnames: FxHashSet<&str> = candidates
@@ -415,10 +408,13 @@ fn last_segment(path: &str) -> &str {
     path.rsplit("::").next().unwrap_or(path)
 }
 
-/// For each class (by simple name), the simple names of the bases written for it.
-fn base_classes(program: &Program) -> FxHashMap<&str, Vec<&str>> {
+/// For each class (by simple name), the simple names of the bases written for any of its
+/// definitions (the pre-filter reads its kept models' classes the same way).
+pub(crate) fn simple_bases<'a>(
+    classes: impl IntoIterator<Item = (&'a String, &'a Vec<String>)>,
+) -> FxHashMap<&'a str, Vec<&'a str>> {
     let mut bases: FxHashMap<&str, Vec<&str>> = FxHashMap::default();
-    for (class, written) in &program.classes {
+    for (class, written) in classes {
         let entry = bases.entry(last_segment(class)).or_default();
         for base in written {
             if !entry.contains(&last_segment(base)) {
@@ -513,12 +509,17 @@ struct Resolved {
 
 impl Resolved {
     fn get(&self, call: usize) -> &[FnId] {
-        let start = match call {
-            0 => 0,
-            _ => self.ends[call - 1] as usize,
-        };
-        &self.targets[start..self.ends[call] as usize]
+        nth_list(&self.ends, &self.targets, call)
     }
+}
+
+/// List `n` of lists stored one after the other in `items`, each ending at `ends[n]`.
+fn nth_list<'a>(ends: &[u32], items: &'a [FnId], n: usize) -> &'a [FnId] {
+    let start = match n {
+        0 => 0,
+        _ => ends[n - 1] as usize,
+    };
+    &items[start..ends[n] as usize]
 }
 
 /// A lambda passed to a project function that calls that parameter (`without_gil([&] { ... })`)

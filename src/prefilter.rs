@@ -31,8 +31,9 @@ use std::sync::Arc;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
-use crate::callgraph::MAX_UNTYPED_FANOUT;
+use crate::callgraph::{MAX_UNTYPED_FANOUT, simple_bases};
 use crate::frontend::Language;
 use crate::knowledge::Knowledge;
 use crate::model::{CallTarget, FileModel, FnId, Function, FunctionKind, Receiver};
@@ -1588,7 +1589,7 @@ impl Walk {
     fn step<T: AsRef<FileModel>>(
         &mut self,
         (kept, models, files): (&Kept, &Models<T>, &[(PathBuf, Language)]),
-        bases: &HashMap<&str, Vec<&str>>,
+        bases: &FxHashMap<&str, Vec<&str>>,
         (index, selection): (&Index, &mut Selection),
         live: &mut Vec<(usize, FnId)>,
     ) -> bool {
@@ -1649,26 +1650,6 @@ fn defines<T: AsRef<FileModel>>(
             && files[file].1 == language
             && last_segment(owner_of(&f.qualname)) == class
     })
-}
-
-/// Simple class name -> the simple names of its bases, over the kept files, as the call graph
-/// reads them: every definition of a class counts.
-fn kept_bases<T: AsRef<FileModel>>(models: &Models<T>) -> HashMap<&str, Vec<&str>> {
-    let mut bases: HashMap<&str, Vec<&str>> = HashMap::new();
-    let classes = models
-        .iter()
-        .flatten()
-        .flatten()
-        .flat_map(|model| &model.as_ref().classes);
-    for (class, written) in classes {
-        let entry = bases.entry(last_segment(class)).or_default();
-        for base in written {
-            if !entry.contains(&last_segment(base)) {
-                entry.push(last_segment(base));
-            }
-        }
-    }
-    bases
 }
 
 impl Typed {
@@ -1899,7 +1880,15 @@ where
             // with the call) runs the nearest definition among the class's bases: walked one level
             // at a time, each level's definitions of the class pulled before its bases are read.
             if !typed.walks.is_empty() {
-                let bases = kept_bases(&models);
+                // The kept models' classes, read as the call graph reads the program's.
+                let bases = simple_bases(
+                    models
+                        .iter()
+                        .flatten()
+                        .flatten()
+                        .flat_map(|model| &model.as_ref().classes)
+                        .map(|(class, bases)| (class, bases)),
+                );
                 let context = (&kept, &models[..], files);
                 typed.walks.retain_mut(|walk| {
                     walk.step(context, &bases, (&index, &mut selection), &mut live.queue)
