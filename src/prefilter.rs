@@ -1497,21 +1497,21 @@ impl Kept {
             .map(move |&at| (at, function_at(models, at)))
     }
 
-    /// The kept functions declared with the name `name`.
-    fn named<'m, T: AsRef<FileModel>>(
-        &self,
+    /// The kept functions declared with the name `name`, with where they are.
+    fn named<'s, 'm, T: AsRef<FileModel>>(
+        &'s self,
         models: &'m Models<T>,
-        name: &str,
-    ) -> impl Iterator<Item = &'m Function> {
+        name: &'s str,
+    ) -> impl Iterator<Item = ((usize, FnId), &'m Function)> + use<'s, 'm, T> {
         self.keyed(models, key(name))
-            .map(|(_, f)| f)
-            .filter(move |f| f.name == name)
+            .filter(move |(_, f)| f.name == name)
     }
 
     /// A lower bound of the number of methods named `name` in the whole program: adding files
     /// only adds methods (and classes that make out-of-line definitions methods).
     fn methods<T: AsRef<FileModel>>(&self, models: &Models<T>, name: &str) -> usize {
         self.named(models, name)
+            .map(|(_, f)| f)
             .filter(|f| {
                 let owner = owner_of(&f.qualname);
                 f.kind.is_method()
@@ -1531,8 +1531,8 @@ impl Kept {
         name: &str,
         eligible: impl Fn(usize, &Function) -> bool,
     ) -> usize {
-        self.keyed(models, key(name))
-            .filter(|&((file, _), f)| f.name == name && eligible(file, f))
+        self.named(models, name)
+            .filter(|&((file, _), f)| eligible(file, f))
             .map(|(_, f)| owner_of(&f.qualname))
             .collect::<HashSet<_>>()
             .len()
@@ -1595,9 +1595,9 @@ impl Walk {
     ) -> bool {
         loop {
             let mut stops = false;
-            for (at, f) in kept.keyed(models, key(&self.name)) {
+            for (at, f) in kept.named(models, &self.name) {
                 let owner = last_segment(owner_of(&f.qualname));
-                if f.name == self.name && self.level.iter().any(|c| c == owner) {
+                if self.level.iter().any(|c| c == owner) {
                     live.push(at);
                     stops |= f.kind.is_method() && files[at.0].1 == self.language;
                 }
@@ -1644,9 +1644,8 @@ fn defines<T: AsRef<FileModel>>(
     name: &str,
     language: Language,
 ) -> bool {
-    kept.keyed(models, key(name)).any(|((file, _), f)| {
-        f.name == name
-            && f.kind.is_method()
+    kept.named(models, name).any(|((file, _), f)| {
+        f.kind.is_method()
             && files[file].1 == language
             && last_segment(owner_of(&f.qualname)) == class
     })
