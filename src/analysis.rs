@@ -431,7 +431,7 @@ pub fn trace_to(program: &Program, reach: &Reach, node: Node, offset: u32) -> Ve
             CallTarget::Named { path, .. } => format!("`{path}`"),
             CallTarget::Param(_) => "the function passed in".to_string(),
             CallTarget::Direct(id) => match program.functions[*id].kind {
-                FunctionKind::Lambda => match program.files[site.span.file as usize].language {
+                FunctionKind::Lambda => match program.file(site.span.file).language {
                     Language::Cpp => "the lambda".to_string(),
                     Language::Rust => "the closure".to_string(),
                 },
@@ -485,7 +485,7 @@ fn context_steps(
         let note = match region.kind {
             LockKind::Once => format!(
                 "inside `{}`, holding once flag `{}`",
-                &program.files[region.span.file as usize].text[region.span.range()],
+                &program.file(region.span.file).text[region.span.range()],
                 region.lock
             ),
             LockKind::Lazy => format!(

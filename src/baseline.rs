@@ -59,7 +59,7 @@ fn fnv1a(parts: &[&str]) -> u64 {
 
 /// The finding's fingerprint: 16 hex digits.
 pub fn fingerprint(program: &Program, finding: &Finding) -> String {
-    let file = &program.files[finding.primary.file as usize];
+    let file = &program.file(finding.primary.file);
     let line = file.line_col(finding.primary.start).0;
     let start = file.line_start(line - 1);
     let end = file.text[start..]
@@ -83,7 +83,8 @@ pub fn write(program: &Program, findings: &[Finding]) -> String {
         .map(|f| Entry {
             rule: f.rule.to_string(),
             fingerprint: fingerprint(program, f),
-            path: program.files[f.primary.file as usize]
+            path: program
+                .file(f.primary.file)
                 .path
                 .to_string_lossy()
                 .replace('\\', "/"),

@@ -77,7 +77,7 @@ impl CallGraph {
             .functions
             .par_iter()
             .map(|f| {
-                let language = program.files[f.span.file as usize].language;
+                let language = program.file(f.span.file).language;
                 let cpp = language == Language::Cpp;
                 let scope = Scope {
                     names: &f.scope,
@@ -129,7 +129,7 @@ impl CallGraph {
                         usings: &b.usings,
                         by_method_name: true,
                         self_type: None,
-                        language: program.files[b.span.file as usize].language,
+                        language: program.file(b.span.file).language,
                     },
                     &b.target,
                 )
@@ -332,8 +332,9 @@ impl<'p> Index<'p> {
     }
 
     fn language_of(&self, id: FnId) -> Language {
-        let file = self.program.functions[id].span.file as usize;
-        self.program.files[file].language
+        self.program
+            .file(self.program.functions[id].span.file)
+            .language
     }
 
     fn methods_named(&self, name: &str) -> Vec<FnId> {
@@ -432,7 +433,7 @@ fn receiver_classes(program: &Program) -> FxHashSet<&str> {
         .functions
         .iter()
         .flat_map(|f| {
-            let rust = program.files[f.span.file as usize].language == Language::Rust;
+            let rust = program.file(f.span.file).language == Language::Rust;
             let self_type = f
                 .scope
                 .last()

@@ -87,7 +87,7 @@ pub fn run(options: Options) -> Result<Report, String> {
     findings.append(&mut unused);
     findings.sort_by_cached_key(|f| {
         (
-            program.files[f.primary.file as usize].path.clone(),
+            program.file(f.primary.file).path.clone(),
             f.primary.start,
             f.rule,
         )

@@ -433,6 +433,10 @@ pub struct Program {
 }
 
 impl Program {
+    pub fn file(&self, id: FileId) -> &SourceFile {
+        &self.files[id as usize]
+    }
+
     /// Appends one file's model, turning its file-local function ids into program ids.
     pub fn add_file(&mut self, source: SourceFile, model: FileModel) {
         let file = self.files.len() as FileId;

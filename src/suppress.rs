@@ -138,9 +138,7 @@ impl Directive {
         if finding.rule != self.rule || finding.primary.file != self.file {
             return false;
         }
-        let line = program.files[self.file as usize]
-            .line_col(finding.primary.start)
-            .0;
+        let line = program.file(self.file).line_col(finding.primary.start).0;
         self.file_level || line == self.line || (self.covers_next && line == self.line + 1)
     }
 }

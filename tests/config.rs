@@ -67,7 +67,7 @@ fn config_fixtures_report_exactly_their_annotations() {
             .findings
             .iter()
             .map(|f| {
-                let file = &analysis.program.files[f.primary.file as usize];
+                let file = &analysis.program.file(f.primary.file);
                 let line = file.line_col(f.primary.start).0;
                 (slash(&file.path), line, f.rule.to_string())
             })

@@ -47,7 +47,7 @@ fn check(roots: &[PathBuf]) -> (Expectation, String, Vec<PathBuf>) {
         .findings
         .iter()
         .map(|f| {
-            let file = &analysis.program.files[f.primary.file as usize];
+            let file = &analysis.program.file(f.primary.file);
             (
                 path_string(&file.path),
                 file.line_col(f.primary.start).0,

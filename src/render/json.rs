@@ -37,7 +37,7 @@ struct JsonStep<'a> {
 }
 
 fn location(program: &Program, span: Span) -> (String, usize, usize) {
-    let file = &program.files[span.file as usize];
+    let file = &program.file(span.file);
     let (line, column) = file.line_col(span.start);
     (file.path.to_string_lossy().replace('\\', "/"), line, column)
 }

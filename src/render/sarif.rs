@@ -430,7 +430,7 @@ fn result<'a>(
     if !starts.is_empty() {
         message.push_str(&format!(" ({})", starts.join(", ")));
     }
-    let file = &program.files[finding.primary.file as usize];
+    let file = &program.file(finding.primary.file);
     let line = file.line_col(finding.primary.start).0;
     let partial_fingerprints = BTreeMap::from([
         (
@@ -452,7 +452,7 @@ fn result<'a>(
 }
 
 fn location(program: &Program, span: Span, id: Option<usize>, message: Option<&str>) -> Location {
-    let file = &program.files[span.file as usize];
+    let file = &program.file(span.file);
     let (start_line, start_column) = utf16_position(file, span.start as usize);
     let (end_line, end_column) = utf16_position(file, span.end.max(span.start) as usize);
     Location {

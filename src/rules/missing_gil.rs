@@ -110,7 +110,7 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
         if last_function == Some(function)
             && let Some(previous) = findings.last_mut()
         {
-            let line = program.files[span.file as usize].line_col(span.start).0;
+            let line = program.file(span.file).line_col(span.start).0;
             previous.notes.push(format!("line {line}: {what} too"));
             continue;
         }

@@ -76,7 +76,7 @@ pub fn check_all(program: &Program, graph: &CallGraph) -> Vec<Finding> {
     findings.sort_by(|a, b| {
         let key = |f: &Finding| {
             (
-                program.files[f.primary.file as usize].path.clone(),
+                program.file(f.primary.file).path.clone(),
                 f.primary.start,
                 f.rule,
             )
@@ -116,7 +116,7 @@ fn binding_list(program: &Program, bindings: &BTreeSet<usize>) -> String {
 
 /// The text for the language of the file `at` is in.
 fn by_language(program: &Program, at: crate::model::Span, cpp: &str, rust: &str) -> String {
-    match program.files[at.file as usize].language {
+    match program.file(at.file).language {
         crate::frontend::Language::Cpp => cpp.to_string(),
         crate::frontend::Language::Rust => rust.to_string(),
     }
