@@ -4,8 +4,9 @@
 //! over-approximates):
 //! 1. a qualified or unqualified name is looked up through the caller's enclosing scopes (innermost
 //!    first), then through its `using` directives, then as written;
-//! 2. failing that, by the name's last segments when exactly one qualified name ends with them
-//!    among the functions of the caller's language and those with C linkage;
+//! 2. failing that, by the name's last segments when exactly one qualified name ends with them;
+//!
+//!    both among the functions of the caller's language and those with C linkage;
 //! 3. `this->f()` goes to the caller's own class, then like `x.f()`;
 //! 4. `x.f()` / `p->f()` with an unknown receiver type goes to every method named `f`.
 //!
@@ -17,7 +18,7 @@ use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::frontend::Language;
-use crate::model::{CallTarget, FnId, FunctionKind, Program, Receiver};
+use crate::model::{Binding, CallTarget, FnId, Function, FunctionKind, Program, Receiver};
 
 /// A method call whose receiver type is unknown goes to every method of that name, unless more
 /// than this many define it: `get`, `size` or `data` on an `auto` variable says nothing about
@@ -43,7 +44,7 @@ pub struct CallGraph {
 
 /// Where a name is looked up from: the enclosing namespaces and classes, and the `using`s.
 #[derive(Clone, Copy)]
-struct Scope<'a> {
+pub(crate) struct Scope<'a> {
     names: &'a [String],
     usings: &'a [String],
     /// Whether a method call on a receiver of unknown type goes to every method of that name.
@@ -55,6 +56,51 @@ struct Scope<'a> {
     /// in one).
     self_type: Option<&'a str>,
     language: Language,
+}
+
+impl<'a> Scope<'a> {
+    /// Where the calls of `f`, a function written in `language`, are looked up from.
+    pub(crate) fn of_function(f: &'a Function, language: Language) -> Self {
+        let cpp = language == Language::Cpp;
+        Scope {
+            names: &f.scope,
+            usings: &f.usings,
+            by_method_name: cpp,
+            self_type: f.scope.last().filter(|_| !cpp).map(String::as_str),
+            language,
+        }
+    }
+
+    /// Where the target of `binding`, registered in a file of `language`, is looked up from.
+    pub(crate) fn of_binding(binding: &'a Binding, language: Language) -> Self {
+        Scope {
+            names: &binding.scope,
+            usings: &binding.usings,
+            by_method_name: true,
+            self_type: None,
+            language,
+        }
+    }
+}
+
+/// The functions that names are resolved against: the whole program for the call graph, and the
+/// files parsed so far for the pre-filter, which resolves calls the same way so as to parse only
+/// what they reach.
+pub(crate) trait Definitions {
+    type Id: Copy;
+    /// The non-lambda functions with this qualified name.
+    fn with_qualname(&self, qualname: &str) -> impl Iterator<Item = Self::Id>;
+    /// The non-lambda functions declared with this name.
+    fn named(&self, name: &str) -> impl Iterator<Item = Self::Id>;
+    fn function(&self, id: Self::Id) -> &Function;
+    fn language(&self, id: Self::Id) -> Language;
+
+    /// Whether a call by name from `language` may reach `id`: a function of the same language or
+    /// one with C linkage (C++ calls no Rust `compile` by its name, but does call an `extern "C"`
+    /// one).
+    fn callable_from(&self, id: Self::Id, language: Language) -> bool {
+        self.function(id).extern_c || self.language(id) == language
+    }
 }
 
 struct Index<'p> {
@@ -77,15 +123,7 @@ impl CallGraph {
             .functions
             .par_iter()
             .map(|f| {
-                let language = program.file(f.span.file).language;
-                let cpp = language == Language::Cpp;
-                let scope = Scope {
-                    names: &f.scope,
-                    usings: &f.usings,
-                    by_method_name: cpp,
-                    self_type: f.scope.last().filter(|_| !cpp).map(String::as_str),
-                    language,
-                };
+                let scope = Scope::of_function(f, program.file(f.span.file).language);
                 let mut calls = Resolved::default();
                 for c in &f.calls {
                     let candidates = index.resolve(scope, &c.target);
@@ -99,7 +137,7 @@ impl CallGraph {
                     );
                     calls
                         .targets
-                        .extend(index.by_arity(candidates, c.args, !guessed));
+                        .extend(by_arity(&index, candidates, c.args, !guessed));
                     calls.ends.push(calls.targets.len() as u32);
                 }
                 calls
@@ -124,13 +162,7 @@ impl CallGraph {
             .par_iter()
             .map(|b| {
                 index.resolve(
-                    Scope {
-                        names: &b.scope,
-                        usings: &b.usings,
-                        by_method_name: true,
-                        self_type: None,
-                        language: program.file(b.span.file).language,
-                    },
+                    Scope::of_binding(b, program.file(b.span.file).language),
                     &b.target,
                 )
             })
@@ -211,12 +243,12 @@ impl<'p> Index<'p> {
             CallTarget::Named {
                 path,
                 receiver: Receiver::None,
-            } => self.resolve_path(caller, path),
+            } => resolve_path(self, caller, path),
             CallTarget::Named {
                 path,
                 receiver: Receiver::This,
             } => {
-                let own = self.in_scopes(caller, path);
+                let own = in_scopes(self, caller, path);
                 if !own.is_empty() {
                     return own;
                 }
@@ -293,22 +325,6 @@ impl<'p> Index<'p> {
         }
     }
 
-    /// Overloads that accept `args` arguments; with `keep_if_none`, all of them when none does (a
-    /// default argument hidden in a macro, a parse error), since dropping every candidate of a
-    /// call resolved by its name and scope would hide real paths.
-    fn by_arity(&self, candidates: Vec<FnId>, args: u32, keep_if_none: bool) -> Vec<FnId> {
-        let fitting: Vec<FnId> = candidates
-            .iter()
-            .copied()
-            .filter(|&id| self.program.functions[id].accepts(args))
-            .collect();
-        if fitting.is_empty() && keep_if_none {
-            candidates
-        } else {
-            fitting
-        }
-    }
-
     /// The methods named `name`, or none when the program has more than [`MAX_UNTYPED_FANOUT`];
     /// only those in `language` (a method is never called by name from the other language, but
     /// counts for how ambiguous the name is).
@@ -340,69 +356,148 @@ impl<'p> Index<'p> {
     fn methods_named(&self, name: &str) -> Vec<FnId> {
         self.methods.get(name).cloned().unwrap_or_default()
     }
+}
 
-    /// `path` looked up in the caller's scopes, innermost first.
-    fn in_scopes(&self, caller: Scope, path: &str) -> Vec<FnId> {
-        let scope = caller.names;
-        // One buffer for every candidate name: this runs for most of the program's calls.
-        let mut qualified = String::new();
-        (0..=scope.len())
-            .rev()
-            .find_map(|n| {
-                qualified.clear();
-                for name in &scope[..n] {
-                    qualified.push_str(name);
-                    qualified.push_str("::");
-                }
-                qualified.push_str(path);
-                self.by_qualname.get(qualified.as_str())
-            })
-            .cloned()
-            .unwrap_or_default()
-    }
+impl Definitions for Index<'_> {
+    type Id = FnId;
 
-    fn resolve_path(&self, caller: Scope, path: &str) -> Vec<FnId> {
-        let found = self.in_scopes(caller, path);
-        if !found.is_empty() {
-            return found;
-        }
-        let mut qualified = String::new();
-        for using in caller.usings {
-            qualified.clear();
-            qualified.push_str(using);
-            qualified.push_str("::");
-            qualified.push_str(path);
-            if let Some(found) = self.by_qualname.get(qualified.as_str()) {
-                return found.clone();
-            }
-        }
-        // The unique qualified name that ends with `path`, in the caller's language or with C
-        // linkage (C++ calls no Rust `compile` by its name, but does call an `extern "C"` one).
-        let last = path.rsplit("::").next().unwrap_or(path);
-        let suffix = format!("::{path}");
-        let candidates: Vec<FnId> = self
-            .by_name
-            .get(last)
+    fn with_qualname(&self, qualname: &str) -> impl Iterator<Item = FnId> {
+        self.by_qualname
+            .get(qualname)
             .into_iter()
             .flatten()
             .copied()
-            .filter(|&id| {
-                let f = &self.program.functions[id];
-                let q = &f.qualname;
-                (q == path || q.ends_with(&suffix))
-                    && (f.extern_c || self.language_of(id) == caller.language)
-            })
+    }
+
+    fn named(&self, name: &str) -> impl Iterator<Item = FnId> {
+        self.by_name.get(name).into_iter().flatten().copied()
+    }
+
+    fn function(&self, id: FnId) -> &Function {
+        &self.program.functions[id]
+    }
+
+    fn language(&self, id: FnId) -> Language {
+        self.language_of(id)
+    }
+}
+
+/// Overloads that accept `args` arguments; with `keep_if_none`, all of them when none does (a
+/// default argument hidden in a macro, a parse error), since dropping every candidate of a call
+/// resolved by its name and scope would hide real paths.
+pub(crate) fn by_arity<D: Definitions>(
+    definitions: &D,
+    candidates: Vec<D::Id>,
+    args: u32,
+    keep_if_none: bool,
+) -> Vec<D::Id> {
+    let fitting: Vec<D::Id> = candidates
+        .iter()
+        .copied()
+        .filter(|&id| definitions.function(id).accepts(args))
+        .collect();
+    if fitting.is_empty() && keep_if_none {
+        candidates
+    } else {
+        fitting
+    }
+}
+
+/// `path` looked up in the caller's scopes, innermost first, among the functions a call from
+/// the caller's language may reach. With the number of scopes it was found under (0: `path` is
+/// a whole qualified name).
+pub(crate) fn scoped_lookup<D: Definitions>(
+    definitions: &D,
+    caller: Scope,
+    path: &str,
+) -> Option<(usize, Vec<D::Id>)> {
+    let scope = caller.names;
+    // One buffer for every candidate name: this runs for most of the program's calls.
+    let mut qualified = String::new();
+    (0..=scope.len()).rev().find_map(|n| {
+        qualified.clear();
+        for name in &scope[..n] {
+            qualified.push_str(name);
+            qualified.push_str("::");
+        }
+        qualified.push_str(path);
+        let found: Vec<D::Id> = definitions
+            .with_qualname(&qualified)
+            .filter(|&id| definitions.callable_from(id, caller.language))
             .collect();
-        let qualnames: FxHashSet<&str> = candidates
-            .iter()
-            .map(|&id| self.program.functions[id].qualname.as_str())
+        (!found.is_empty()).then_some((n, found))
+    })
+}
+
+fn in_scopes<D: Definitions>(definitions: &D, caller: Scope, path: &str) -> Vec<D::Id> {
+    scoped_lookup(definitions, caller, path).map_or_else(Vec::new, |(_, found)| found)
+}
+
+/// `path` looked up through the caller's `using`s, in order.
+pub(crate) fn through_usings<D: Definitions>(
+    definitions: &D,
+    caller: Scope,
+    path: &str,
+) -> Vec<D::Id> {
+    let mut qualified = String::new();
+    for using in caller.usings {
+        qualified.clear();
+        qualified.push_str(using);
+        qualified.push_str("::");
+        qualified.push_str(path);
+        let found: Vec<D::Id> = definitions
+            .with_qualname(&qualified)
+            .filter(|&id| definitions.callable_from(id, caller.language))
             .collect();
-        if qualnames.len() == 1 {
-            candidates
-        } else {
-            Vec::new()
+        if !found.is_empty() {
+            return found;
         }
     }
+    Vec::new()
+}
+
+/// The functions of the one qualified name that ends with `path`, among those a call from
+/// `language` may reach; none when there are several such names.
+pub(crate) fn by_unique_suffix<D: Definitions>(
+    definitions: &D,
+    language: Language,
+    path: &str,
+) -> Vec<D::Id> {
+    let last = path.rsplit("::").next().unwrap_or(path);
+    let suffix = format!("::{path}");
+    let candidates: Vec<D::Id> = definitions
+        .named(last)
+        .filter(|&id| {
+            let q = &definitions.function(id).qualname;
+            (q == path || q.ends_with(&suffix)) && definitions.callable_from(id, language)
+        })
+        .collect();
+    let qualnames: FxHashSet<&str> = candidates
+        .iter()
+        .map(|&id| definitions.function(id).qualname.as_str())
+        .collect();
+    if qualnames.len() == 1 {
+        candidates
+    } else {
+        Vec::new()
+    }
+}
+
+/// Rules 1 and 2 of the module doc.
+pub(crate) fn resolve_path<D: Definitions>(
+    definitions: &D,
+    caller: Scope,
+    path: &str,
+) -> Vec<D::Id> {
+    let found = in_scopes(definitions, caller, path);
+    if !found.is_empty() {
+        return found;
+    }
+    let found = through_usings(definitions, caller, path);
+    if !found.is_empty() {
+        return found;
+    }
+    by_unique_suffix(definitions, caller.language, path)
 }
 
 fn last_segment(path: &str) -> &str {
