@@ -5,9 +5,9 @@
 //! 1. a qualified or unqualified name is looked up through the caller's enclosing scopes (innermost
 //!    first), then through its `using` directives, then as written;
 //! 2. failing that, by the name's last segments when exactly one qualified name ends with them;
-//!
-//!    both among the functions of the caller's language and those with C linkage;
-//! 3. `this->f()` goes to the caller's own class, then like `x.f()`;
+//!    both steps among the functions of the caller's language and those with C linkage;
+//! 3. `this->f()` goes to the caller's own class (or a scope around it, not a global `f`), then
+//!    like `x.f()`;
 //! 4. `x.f()` / `p->f()` with an unknown receiver type goes to every method named `f`.
 //!
 //! Rust follows the same rules with its module paths, except that method calls on receivers of
@@ -71,6 +71,10 @@ impl<'a> Scope<'a> {
         }
     }
 
+    pub(crate) fn language(&self) -> Language {
+        self.language
+    }
+
     /// Where the target of `binding`, registered in a file of `language`, is looked up from.
     pub(crate) fn of_binding(binding: &'a Binding, language: Language) -> Self {
         Scope {
@@ -86,7 +90,7 @@ impl<'a> Scope<'a> {
 /// The functions that names are resolved against: the whole program for the call graph, and the
 /// files parsed so far for the pre-filter, which resolves calls the same way so as to parse only
 /// what they reach.
-pub(crate) trait Definitions {
+pub(crate) trait Lookup {
     type Id: Copy;
     /// The non-lambda functions with this qualified name.
     fn with_qualname(&self, qualname: &str) -> impl Iterator<Item = Self::Id>;
@@ -248,8 +252,7 @@ impl<'p> Index<'p> {
                 path,
                 receiver: Receiver::This,
             } => {
-                let own = in_scopes(self, caller, path);
-                if !own.is_empty() {
+                if let Some(own) = in_enclosing_scopes(self, caller, path) {
                     return own;
                 }
                 let mut methods = self.untyped_methods(path, caller.language);
@@ -358,7 +361,7 @@ impl<'p> Index<'p> {
     }
 }
 
-impl Definitions for Index<'_> {
+impl Lookup for Index<'_> {
     type Id = FnId;
 
     fn with_qualname(&self, qualname: &str) -> impl Iterator<Item = FnId> {
@@ -385,7 +388,7 @@ impl Definitions for Index<'_> {
 /// Overloads that accept `args` arguments; with `keep_if_none`, all of them when none does (a
 /// default argument hidden in a macro, a parse error), since dropping every candidate of a call
 /// resolved by its name and scope would hide real paths.
-pub(crate) fn by_arity<D: Definitions>(
+pub(crate) fn by_arity<D: Lookup>(
     definitions: &D,
     candidates: Vec<D::Id>,
     args: u32,
@@ -406,7 +409,7 @@ pub(crate) fn by_arity<D: Definitions>(
 /// `path` looked up in the caller's scopes, innermost first, among the functions a call from
 /// the caller's language may reach. With the number of scopes it was found under (0: `path` is
 /// a whole qualified name).
-pub(crate) fn scoped_lookup<D: Definitions>(
+fn scoped_lookup<D: Lookup>(
     definitions: &D,
     caller: Scope,
     path: &str,
@@ -429,16 +432,24 @@ pub(crate) fn scoped_lookup<D: Definitions>(
     })
 }
 
-fn in_scopes<D: Definitions>(definitions: &D, caller: Scope, path: &str) -> Vec<D::Id> {
+fn in_scopes<D: Lookup>(definitions: &D, caller: Scope, path: &str) -> Vec<D::Id> {
     scoped_lookup(definitions, caller, path).map_or_else(Vec::new, |(_, found)| found)
 }
 
-/// `path` looked up through the caller's `using`s, in order.
-pub(crate) fn through_usings<D: Definitions>(
+/// `path` looked up under the caller's enclosing scopes only, not as written: where
+/// `this->f()` and `self.f()` look first.
+pub(crate) fn in_enclosing_scopes<D: Lookup>(
     definitions: &D,
     caller: Scope,
     path: &str,
-) -> Vec<D::Id> {
+) -> Option<Vec<D::Id>> {
+    scoped_lookup(definitions, caller, path)
+        .filter(|&(scopes, _)| scopes > 0)
+        .map(|(_, found)| found)
+}
+
+/// `path` looked up through the caller's `using`s, in order.
+pub(crate) fn through_usings<D: Lookup>(definitions: &D, caller: Scope, path: &str) -> Vec<D::Id> {
     let mut qualified = String::new();
     for using in caller.usings {
         qualified.clear();
@@ -458,7 +469,7 @@ pub(crate) fn through_usings<D: Definitions>(
 
 /// The functions of the one qualified name that ends with `path`, among those a call from
 /// `language` may reach; none when there are several such names.
-pub(crate) fn by_unique_suffix<D: Definitions>(
+pub(crate) fn by_unique_suffix<D: Lookup>(
     definitions: &D,
     language: Language,
     path: &str,
@@ -484,11 +495,7 @@ pub(crate) fn by_unique_suffix<D: Definitions>(
 }
 
 /// Rules 1 and 2 of the module doc.
-pub(crate) fn resolve_path<D: Definitions>(
-    definitions: &D,
-    caller: Scope,
-    path: &str,
-) -> Vec<D::Id> {
+pub(crate) fn resolve_path<D: Lookup>(definitions: &D, caller: Scope, path: &str) -> Vec<D::Id> {
     let found = in_scopes(definitions, caller, path);
     if !found.is_empty() {
         return found;

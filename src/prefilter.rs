@@ -33,7 +33,9 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::callgraph::{MAX_UNTYPED_FANOUT, simple_bases};
+use crate::callgraph::{
+    Lookup, MAX_UNTYPED_FANOUT, Scope, by_arity, in_enclosing_scopes, resolve_path, simple_bases,
+};
 use crate::frontend::Language;
 use crate::knowledge::Knowledge;
 use crate::model::{CallTarget, FileModel, FnId, Function, FunctionKind, Receiver};
@@ -116,18 +118,9 @@ pub enum Need {
     /// `b` among the names that may qualify a definition.
     Qualified { name: String, qualifier: String },
     /// A Rust call `f()` or `self.f()`: functions whose qualified name is one of `prefixes` (the
-    /// caller's enclosing scopes and, for `f()`, its `use`s) followed by `f`; and, failing those,
-    /// every function named `f` (by unique name for `f()`, as a method of an unknown receiver for
-    /// `self.f()`), decided last (see [`Kept`]).
-    Scoped {
-        name: String,
-        path: String,
-        prefixes: Prefixes,
-        method: bool,
-    },
-    /// `x.f()` on a receiver of unknown type: every method named `f`, unless there are more than
-    /// [`MAX_UNTYPED_FANOUT`] of them, in which case none. Holds the name exactly as called.
-    Untyped(String),
+    /// caller's enclosing scopes and, for `f()`, its `use`s) followed by `f`. Failing those, the
+    /// call is decided last (see [`Live`]).
+    Scoped { name: String, prefixes: Prefixes },
     /// `x.f()` with `x` of class `c`, in a file of `language`: methods named `f` of `c` and the
     /// classes derived from it. Once those are parsed, the classes between their owners and `c`
     /// (see [`model_relevant`]); and when `c` does not define `f`, its bases.
@@ -209,9 +202,7 @@ fn target_needs(
     // qualified names always start with the crate.
     let mut scoped = |name: String, method: bool| Need::Scoped {
         name,
-        path: path.to_string(),
         prefixes: prefixes.get(scope, usings, method),
-        method,
     };
     let need = match receiver {
         Receiver::None => match path.rsplit("::").nth(1).map(key) {
@@ -235,9 +226,8 @@ fn target_needs(
             scoped(name, true)
         }
         Receiver::This => Need::Function(name),
-        // The call graph matches untyped method calls by name in C++ only.
-        Receiver::Object if language != Language::Cpp => return,
-        Receiver::Object => Need::Untyped(path.to_string()),
+        // Decided last, by how many methods have the name (see [`Live`]).
+        Receiver::Object => return,
         Receiver::Typed(class) => Need::Typed {
             name,
             class: key(last_segment(class)).to_string(),
@@ -1498,11 +1488,11 @@ impl Kept {
     }
 
     /// The kept functions declared with the name `name`, with where they are.
-    fn named<'s, 'm, T: AsRef<FileModel>>(
+    fn named<'s, 'm, 'n, T: AsRef<FileModel>>(
         &'s self,
         models: &'m Models<T>,
-        name: &'s str,
-    ) -> impl Iterator<Item = ((usize, FnId), &'m Function)> + use<'s, 'm, T> {
+        name: &'n str,
+    ) -> impl Iterator<Item = ((usize, FnId), &'m Function)> + use<'s, 'm, 'n, T> {
         self.keyed(models, key(name))
             .filter(move |(_, f)| f.name == name)
     }
@@ -1536,12 +1526,6 @@ impl Kept {
             .map(|(_, f)| owner_of(&f.qualname))
             .collect::<HashSet<_>>()
             .len()
-    }
-
-    /// Whether a kept non-lambda function has this qualified name.
-    fn has_qualname<T: AsRef<FileModel>>(&self, models: &Models<T>, qualname: &str) -> bool {
-        self.keyed(models, key(last_segment(qualname)))
-            .any(|(_, f)| f.qualname == qualname)
     }
 
     /// The owners (last segments) of the kept functions whose key is `name`.
@@ -1775,29 +1759,33 @@ where
     let mut models: Vec<Option<Result<T, String>>> = files.iter().map(|_| None).collect();
     let mut frontier: Vec<usize> = (0..files.len()).filter(|&i| selection.kept[i]).collect();
     let mut seen: HashSet<Need> = HashSet::new();
-    let mut untyped: BTreeSet<String> = BTreeSet::new();
     let mut owners: BTreeSet<String> = BTreeSet::new();
     let mut typed = Typed::default();
     let mut kept = Kept::default();
     let mut live = Live::default();
     let mut pending: Vec<Need> = Vec::new();
-    let mut fallbacks: BTreeSet<(String, String, bool, Prefixes)> = BTreeSet::new();
-    while !frontier.is_empty() || !pending.is_empty() || !typed.walks.is_empty() {
-        let round: Vec<(usize, Result<T, String>)> =
+    let mut round = 0;
+    while !frontier.is_empty() || !pending.is_empty() || !typed.walks.is_empty() || live.waits() {
+        round += 1;
+        let modelled: Vec<(usize, Result<T, String>)> =
             frontier.par_iter().map(|&i| (i, model(i))).collect();
         let mut needs = std::mem::take(&mut pending);
-        let done: Vec<usize> = round.iter().map(|(i, _)| *i).collect();
-        for (i, result) in round {
+        let done: Vec<usize> = modelled.iter().map(|(i, _)| *i).collect();
+        for (i, result) in modelled {
             models[i] = Some(result);
         }
+        // The calls of this round's live code can be resolved once the files their needs pull
+        // (in this round) are modelled (in the next).
+        live.ready = round + 1;
         for i in done {
             let Some(Ok(m)) = &models[i] else { continue };
             let m = m.as_ref();
             for (name, owner) in kept.add(i, m) {
                 typed.owner(&name, &owner, &index, &mut selection);
             }
-            live.add(i, (&models, &index, &kept), files[i].1, &mut needs);
+            live.add(i, (&models, &index, &kept), files, &mut needs);
         }
+        live.resolve(round, (&models, &index, &kept), files);
         live.propagate((&models, &index, &kept), files, &mut needs);
         for need in needs {
             if !seen.insert(need.clone()) {
@@ -1814,19 +1802,10 @@ where
                     class,
                     language,
                 } => typed.need(name, class, language, &index, &kept, &mut selection),
-                Need::Scoped {
-                    name,
-                    path,
-                    prefixes,
-                    method,
-                } => {
+                Need::Scoped { name, prefixes } => {
                     selection.pull_if(index.function_definers(&name), |j| {
                         prefixes.iter().any(|p| index.may_qualify(j, p))
                     });
-                    fallbacks.insert((name, path, method, prefixes));
-                }
-                Need::Untyped(name) => {
-                    untyped.insert(name);
                 }
                 Need::Owner(name) => {
                     owners.insert(name);
@@ -1846,35 +1825,14 @@ where
                 None => false,
             }
         });
-        // With nothing else left to follow, decide the untyped method calls: a name that already
-        // has too many methods resolves nowhere, whatever else is parsed.
+        // With nothing else left to follow, decide the calls that depend on the whole program:
+        // a name that already has too many methods, or several qualified names, resolves
+        // nowhere, whatever else is parsed.
         if selection.next.is_empty() {
-            for (name, path, method, prefixes) in std::mem::take(&mut fallbacks) {
-                // Every function the scoped lookup may find is kept by now: when one is, the
-                // call never falls back.
-                let found = std::iter::once(path.clone())
-                    .chain(prefixes.iter().map(|p| format!("{p}::{path}")))
-                    .any(|q| kept.has_qualname(&models, &q));
-                let open = !found
-                    && if method {
-                        kept.methods(&models, &path) <= MAX_UNTYPED_FANOUT
-                    } else {
-                        // A Rust call's name reaches Rust functions and C-linkage ones.
-                        let eligible = |file: usize, f: &Function| {
-                            files[file].1 == Language::Rust || f.extern_c
-                        };
-                        kept.qualnames(&models, &path, eligible) < 2
-                    };
-                if open {
-                    selection.pull(index.function_definers(&name));
-                }
+            for name in live.decide_untyped(&kept, &models, &index) {
+                selection.pull(index.function_definers(key(&name)));
             }
-            for name in std::mem::take(&mut untyped) {
-                if kept.methods(&models, &name) <= MAX_UNTYPED_FANOUT {
-                    selection.pull(index.function_definers(key(&name)));
-                }
-            }
-            live.decide_untyped(&kept, &models, &index);
+            live.resolve_by_unique_name((&models, &index, &kept), files, &mut selection);
             // A typed call on a class that does not define the method (its definers were pulled
             // with the call) runs the nearest definition among the class's bases: walked one level
             // at a time, each level's definitions of the class pulled before its bases are read.
@@ -1913,8 +1871,10 @@ where
                     });
                 }
             }
-            // Their methods, now known, are live; their calls are needs of the next round.
+            // Their methods, now known, are live; their calls are needs of the next round, whose
+            // files are modelled in the round after.
             let mut needs = Vec::new();
+            live.ready = round + 2;
             live.propagate((&models, &index, &kept), files, &mut needs);
             pending.extend(needs);
         }
@@ -1925,17 +1885,29 @@ where
 }
 
 /// The functions that may run: the targets of the bindings, and every kept function that a call
-/// in one of them may resolve to. A superset of what the call graph will reach: a call `a::f`
-/// only ever resolves to a function whose qualified name is `a::f` or ends with `::a::f`, a
-/// method call on a typed receiver to a method of a class that may derive from the receiver's,
-/// and a method call on an unknown receiver (C++) to a method of that name, or to none when more
-/// than [`MAX_UNTYPED_FANOUT`] are kept. Only the calls of live functions are needs.
+/// in one of them may resolve to. Calls by name (`f()`, `a::f()`, `this->f()`, `self.f()`) are
+/// resolved as the call graph resolves them ([`crate::callgraph::resolve_path`]), over the kept files,
+/// once every file that may define a function they can reach is kept; those whose resolution
+/// depends on the whole program are decided last, from a lower bound of what it defines: a name
+/// with more than [`MAX_UNTYPED_FANOUT`] methods, or with two qualified names, resolves nowhere
+/// whatever else is parsed. Calls on typed receivers reach the methods of every class that may
+/// derive from the receiver's. Only the calls of live functions are needs.
 #[derive(Default)]
 struct Live {
     prefixes: ScopePrefixes,
-    /// Key -> the calls made from live functions (or bindings) to that name.
+    /// Key -> the calls from live functions that reach by pattern every kept function of that
+    /// key: on typed receivers, and the untyped ones once decided.
     patterns: HashMap<String, Vec<Pattern>>,
-    /// Untyped method calls (C++), by name, until the number of such methods is known.
+    /// Calls by name from live code, each with the round after which the files that resolve it
+    /// are modelled.
+    waiting: Vec<(Caller, usize)>,
+    /// The round that calls found now wait for.
+    ready: usize,
+    /// Rust calls `f()` that the caller's scopes do not define: resolved by unique name (see
+    /// [`crate::callgraph::by_unique_suffix`]), decided last.
+    unresolved: Vec<Caller>,
+    /// Method calls on receivers of unknown type (C++), and `this->f()` / `self.f()` that the
+    /// caller's class does not define, by name, until the number of such methods is known.
     untyped: BTreeSet<String>,
     done: HashSet<(usize, FnId)>,
     queue: Vec<(usize, FnId)>,
@@ -1949,6 +1921,83 @@ enum Pattern {
     Path(String),
     /// Functions whose owner may derive from this class.
     OwnedBy(String),
+}
+
+/// A call by name from live code: call `call` of a function, or a binding's target.
+#[derive(Clone, Copy)]
+enum Caller {
+    Call {
+        file: usize,
+        function: FnId,
+        call: usize,
+    },
+    Binding {
+        file: usize,
+        binding: usize,
+    },
+}
+
+impl Caller {
+    /// Where the call is looked up from, what it names, and its number of arguments (none for
+    /// a binding, whose targets are not chosen by arity).
+    fn call<'m, T: AsRef<FileModel>>(
+        self,
+        models: &'m Models<T>,
+        files: &[(PathBuf, Language)],
+    ) -> (Scope<'m>, &'m CallTarget, Option<u32>) {
+        let (Caller::Call { file, .. } | Caller::Binding { file, .. }) = self;
+        let Some(Ok(model)) = &models[file] else {
+            unreachable!("only the calls of parsed files wait");
+        };
+        let model = model.as_ref();
+        let language = files[file].1;
+        match self {
+            Caller::Call { function, call, .. } => {
+                let f = &model.functions[function];
+                let call = &f.calls[call];
+                (
+                    Scope::of_function(f, language),
+                    &call.target,
+                    Some(call.args),
+                )
+            }
+            Caller::Binding { binding, .. } => {
+                let binding = &model.bindings[binding];
+                (Scope::of_binding(binding, language), &binding.target, None)
+            }
+        }
+    }
+}
+
+/// The kept functions, looked up as the call graph looks up the program's.
+struct KeptLookup<'a, T> {
+    kept: &'a Kept,
+    models: &'a Models<T>,
+    files: &'a [(PathBuf, Language)],
+}
+
+impl<T: AsRef<FileModel>> Lookup for KeptLookup<'_, T> {
+    type Id = (usize, FnId);
+
+    fn with_qualname(&self, qualname: &str) -> impl Iterator<Item = (usize, FnId)> {
+        // Borrowed for as long as `self` only, as the trait's signature says.
+        let (kept, models): (&Kept, &Models<T>) = (self.kept, self.models);
+        kept.keyed(models, key(last_segment(qualname)))
+            .filter(move |(_, f)| f.qualname == qualname)
+            .map(|(at, _)| at)
+    }
+
+    fn named(&self, name: &str) -> impl Iterator<Item = (usize, FnId)> {
+        self.kept.named(self.models, name).map(|(at, _)| at)
+    }
+
+    fn function(&self, id: (usize, FnId)) -> &Function {
+        function_at(self.models, id)
+    }
+
+    fn language(&self, (file, _): (usize, FnId)) -> Language {
+        self.files[file].1
+    }
 }
 
 impl Live {
@@ -1973,12 +2022,17 @@ impl Live {
         }
     }
 
+    /// Whether calls are left to resolve.
+    fn waits(&self) -> bool {
+        !self.waiting.is_empty() || !self.unresolved.is_empty() || !self.untyped.is_empty()
+    }
+
     /// Adds file `file`, just modelled.
     fn add<T: AsRef<FileModel>>(
         &mut self,
         file: usize,
         (models, index, kept): (&Models<T>, &Index, &Kept),
-        language: Language,
+        files: &[(PathBuf, Language)],
         needs: &mut Vec<Need>,
     ) {
         let Some(Ok(model)) = &models[file] else {
@@ -1999,13 +2053,14 @@ impl Live {
                 self.queue.push((file, id));
             }
         }
-        for binding in &model.bindings {
+        for (i, binding) in model.bindings.iter().enumerate() {
             let from = (&binding.scope[..], &binding.usings[..]);
+            let caller = Caller::Binding { file, binding: i };
             self.target(
-                file,
+                caller,
                 &binding.target,
                 from,
-                language,
+                files[file].1,
                 (models, index, kept),
                 needs,
             );
@@ -2015,7 +2070,7 @@ impl Live {
     /// A call from live code.
     fn target<T: AsRef<FileModel>>(
         &mut self,
-        file: usize,
+        caller: Caller,
         target: &CallTarget,
         (scope, usings): (&[String], &[String]),
         language: Language,
@@ -2023,22 +2078,28 @@ impl Live {
         needs: &mut Vec<Need>,
     ) {
         let CallTarget::Named { path, receiver } = target else {
-            if let CallTarget::Direct(id) = target {
+            if let (
+                CallTarget::Direct(id),
+                Caller::Call { file, .. } | Caller::Binding { file, .. },
+            ) = (target, caller)
+            {
                 self.queue.push((file, *id));
             }
             return;
         };
         target_needs(language, target, (scope, usings), &mut self.prefixes, needs);
-        let pattern = match receiver {
-            Receiver::Typed(class) => Pattern::OwnedBy(key(last_segment(class)).to_string()),
+        match receiver {
+            Receiver::Typed(class) => {
+                let pattern = Pattern::OwnedBy(key(last_segment(class)).to_string());
+                self.pattern(key(last_segment(path)), pattern, (models, index, kept));
+            }
             Receiver::Object if language == Language::Cpp => {
                 self.untyped.insert(path.to_string());
-                return;
             }
-            Receiver::Object => return,
-            Receiver::None | Receiver::This => Pattern::Path(path.to_string()),
-        };
-        self.pattern(key(last_segment(path)), pattern, (models, index, kept));
+            // The call graph matches untyped method calls by name in C++ only.
+            Receiver::Object => {}
+            Receiver::None | Receiver::This => self.waiting.push((caller, self.ready)),
+        }
     }
 
     fn pattern<T: AsRef<FileModel>>(
@@ -2056,6 +2117,101 @@ impl Live {
             }
         }
         push_at(&mut self.patterns, k, pattern);
+    }
+
+    /// Resolves the calls whose files are modelled by round `round`: every file that may define
+    /// a function they can reach, except for a Rust `f()` beyond the caller's scopes (which may
+    /// reach any function named `f`) and a method that the caller's class does not define.
+    fn resolve<T: AsRef<FileModel>>(
+        &mut self,
+        round: usize,
+        (models, _, kept): (&Models<T>, &Index, &Kept),
+        files: &[(PathBuf, Language)],
+    ) {
+        let definitions = KeptLookup {
+            kept,
+            models,
+            files,
+        };
+        let (ready, later) = std::mem::take(&mut self.waiting)
+            .into_iter()
+            .partition(|&(_, at)| at <= round);
+        self.waiting = later;
+        for (caller, _) in ready {
+            let (scope, target, args) = caller.call(models, files);
+            let CallTarget::Named { path, receiver } = target else {
+                continue;
+            };
+            let rust_by_name = scope.language() == Language::Rust && !path.contains("::");
+            let found = match receiver {
+                Receiver::This => match in_enclosing_scopes(&definitions, scope, path) {
+                    Some(found) => found,
+                    None => {
+                        self.untyped.insert(path.to_string());
+                        continue;
+                    }
+                },
+                // The scopes' files are kept, but the rest of the lookup may reach any
+                // function of that name.
+                _ if rust_by_name => match in_enclosing_scopes(&definitions, scope, path) {
+                    Some(found) => found,
+                    None => {
+                        self.unresolved.push(caller);
+                        continue;
+                    }
+                },
+                _ => resolve_path(&definitions, scope, path),
+            };
+            self.reach(&definitions, found, args);
+        }
+    }
+
+    fn reach<T: AsRef<FileModel>>(
+        &mut self,
+        definitions: &KeptLookup<T>,
+        found: Vec<(usize, FnId)>,
+        args: Option<u32>,
+    ) {
+        match args {
+            Some(args) => self.queue.extend(by_arity(definitions, found, args, true)),
+            None => self.queue.extend(found),
+        }
+    }
+
+    /// Resolves the Rust calls `f()` left by [`Live::resolve`] once every function named `f` is
+    /// kept, or two qualified names are; pulls the files that may define one otherwise.
+    fn resolve_by_unique_name<T: AsRef<FileModel>>(
+        &mut self,
+        (models, index, kept): (&Models<T>, &Index, &Kept),
+        files: &[(PathBuf, Language)],
+        selection: &mut Selection,
+    ) {
+        let definitions = KeptLookup {
+            kept,
+            models,
+            files,
+        };
+        let mut settled: HashMap<&str, bool> = HashMap::new();
+        for caller in std::mem::take(&mut self.unresolved) {
+            let (scope, target, args) = caller.call(models, files);
+            let CallTarget::Named { path, .. } = target else {
+                continue;
+            };
+            let definers = index.function_definers(key(path));
+            let done = *settled.entry(path).or_insert_with(|| {
+                let reachable =
+                    |file: usize, f: &Function| files[file].1 == Language::Rust || f.extern_c;
+                kept.qualnames(models, path, reachable) >= 2
+                    || definers.iter().all(|&j| models[j].is_some())
+            });
+            if done {
+                let found = resolve_path(&definitions, scope, path);
+                self.reach(&definitions, found, args);
+            } else {
+                selection.pull(definers);
+                self.unresolved.push(caller);
+            }
+        }
     }
 
     /// The untyped method calls whose name has at most [`MAX_UNTYPED_FANOUT`] methods kept: the
@@ -2099,10 +2255,14 @@ impl Live {
             };
             needs.extend(owner_need(function));
             let from = (&function.scope[..], &function.usings[..]);
-            for call in &function.calls {
-                let language = files[file].1;
+            for (call, site) in function.calls.iter().enumerate() {
+                let caller = Caller::Call {
+                    file,
+                    function: id,
+                    call,
+                };
                 let context = (models, index, kept);
-                self.target(file, &call.target, from, language, context, needs);
+                self.target(caller, &site.target, from, files[file].1, context, needs);
             }
         }
     }
