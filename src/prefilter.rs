@@ -3,17 +3,16 @@
 //!
 //! Every finding lies on a path that starts at a binding (an entry point from Python) and follows
 //! calls that [`crate::callgraph`] resolves by name. So a file matters only if
-//! 1. it may register a binding or switch the GIL: it mentions, as a whole identifier, an entry
-//!    point or a GIL primitive of the loaded [`Knowledge`] (`PYBIND11_MODULE`, `def`, `PyMethodDef`,
-//!    `gil_scoped_acquire` — a destructor that takes the GIL is an entry point —, a project's own
-//!    wrapper macro, `#[pyfunction]`, `#[pymethods]`, `detach`, `attach`...). These files are the
-//!    *seeds*; or
+//! 1. it may register a binding: it mentions, as a whole identifier, an entry point of the loaded
+//!    [`Knowledge`] (`PYBIND11_MODULE`, `def`, `PyMethodDef`, a project's own wrapper macro,
+//!    `#[pyfunction]`, `#[pymethods]`...) or, in C++, a GIL acquisition (`gil_scoped_acquire`: a
+//!    destructor that takes the GIL is an entry point). These files are the *seeds*; or
 //! 2. it may define a function or a class that the resolution of a name used by a file that
 //!    matters looks at. Resolution only ever looks at definitions with the called name, so the
 //!    files that matter are found name by name (see [`Need`]).
 //!
-//! Python-API names and lock primitives are not seeds: they matter only on a path from an entry
-//! point, and every function on such a path is found through (2).
+//! GIL releases, Python-API names and lock primitives are not seeds: they matter only on a path
+//! from an entry point, and every function on such a path is found through (2).
 //!
 //! A cheap scan of every C/C++ and Rust file ([`scan_cpp`], [`scan_rust`]) lists, as an
 //! over-approximation, the functions and classes it may define and the names that may qualify
@@ -40,58 +39,54 @@ use crate::frontend::Language;
 use crate::knowledge::Knowledge;
 use crate::model::{CallTarget, FileModel, FnId, Function, FunctionKind, Receiver};
 
-/// The entry points and GIL primitives of the loaded knowledge, matched as whole identifiers.
+/// What may register a binding, by language, matched as whole identifiers: the entry points of the
+/// loaded knowledge, and in C++ the GIL acquisitions (a destructor that takes the GIL is an entry
+/// point). A GIL release or a Python call matters only where a binding reaches it.
 pub struct Seeds {
-    needles: Option<AhoCorasick>,
+    cpp: Option<AhoCorasick>,
+    rust: Option<AhoCorasick>,
 }
 
 impl Seeds {
     pub fn new(knowledge: &Knowledge) -> Self {
-        let gil = [
-            &knowledge.release_guards,
+        let cpp = [
             &knowledge.acquire_guards,
-            &knowledge.release_wrappers,
             &knowledge.acquire_wrappers,
-            &knowledge.release_calls,
             &knowledge.acquire_calls,
-        ];
-        let rust = &knowledge.rust;
-        let mut needles: Vec<&str> = gil
+        ]
+        .into_iter()
+        .flat_map(|set| set.names())
+        .chain(
+            [
+                &knowledge.module_macros,
+                &knowledge.def_methods,
+                &knowledge.property_methods,
+                &knowledge.method_tables,
+            ]
             .into_iter()
-            .flat_map(|set| set.names())
-            .chain(
-                [
-                    &knowledge.module_macros,
-                    &knowledge.def_methods,
-                    &knowledge.property_methods,
-                    &knowledge.method_tables,
-                    &rust.function_attributes,
-                    &rust.impl_attributes,
-                    &rust.release_closures,
-                    &rust.acquire_closures,
-                    &rust.acquire_calls,
-                ]
-                .into_iter()
-                .flatten()
-                .map(String::as_str),
-            )
-            .map(last_segment)
-            .filter(|n| !n.is_empty())
-            .collect();
-        needles.sort_unstable();
-        needles.dedup();
-        let needles = (!needles.is_empty()).then(|| {
-            AhoCorasick::builder()
-                .match_kind(MatchKind::LeftmostLongest)
-                .build(&needles)
-                .expect("a few short literal needles always build")
-        });
-        Seeds { needles }
+            .flatten()
+            .map(String::as_str),
+        );
+        let rust = [
+            &knowledge.rust.function_attributes,
+            &knowledge.rust.impl_attributes,
+        ]
+        .into_iter()
+        .flatten()
+        .map(String::as_str);
+        Seeds {
+            cpp: needles(cpp),
+            rust: needles(rust),
+        }
     }
 
-    /// Whether the text mentions an entry point or a GIL primitive as a whole identifier.
-    pub fn in_text(&self, text: &str) -> bool {
-        let Some(needles) = &self.needles else {
+    /// Whether a file of `language` with this text may register a binding.
+    pub fn in_text(&self, text: &str, language: Language) -> bool {
+        let needles = match language {
+            Language::Cpp => &self.cpp,
+            Language::Rust => &self.rust,
+        };
+        let Some(needles) = needles else {
             return false;
         };
         let bytes = text.as_bytes();
@@ -99,6 +94,19 @@ impl Seeds {
             .find_iter(bytes)
             .any(|m| whole_word(bytes, m.start(), m.end()))
     }
+}
+
+/// The last segments of `names`, to find as whole identifiers.
+fn needles<'a>(names: impl Iterator<Item = &'a str>) -> Option<AhoCorasick> {
+    let mut needles: Vec<&str> = names.map(last_segment).filter(|n| !n.is_empty()).collect();
+    needles.sort_unstable();
+    needles.dedup();
+    (!needles.is_empty()).then(|| {
+        AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(&needles)
+            .expect("a few short literal needles always build")
+    })
 }
 
 fn whole_word(bytes: &[u8], start: usize, end: usize) -> bool {
@@ -1722,7 +1730,7 @@ pub fn scan_files(
         .zip(texts)
         .map(|((path, language), text)| match text {
             Ok(text) => match scan(*language, path, text, &rewrites) {
-                Some(scan) => (seeds.in_text(text), Some(scan)),
+                Some(scan) => (seeds.in_text(text, *language), Some(scan)),
                 None => (true, None),
             },
             Err(_) => (true, None),
@@ -2471,9 +2479,18 @@ mod tests {
     #[test]
     fn seeds_are_whole_identifiers() {
         let p = Seeds::new(&Knowledge::builtin());
-        assert!(p.in_text("PYBIND11_MODULE(x, m) {}"));
-        assert!(p.in_text("m.def(\"f\", &f);"));
-        assert!(!p.in_text("#define X default"));
-        assert!(!p.in_text("int undef_x;"));
+        let cpp = |text| p.in_text(text, Language::Cpp);
+        assert!(cpp("PYBIND11_MODULE(x, m) {}"));
+        assert!(cpp("m.def(\"f\", &f);"));
+        assert!(cpp("~Holder() { py::gil_scoped_acquire gil; }"));
+        assert!(!cpp("#define X default"));
+        assert!(!cpp("int undef_x;"));
+        assert!(!cpp("void f() { py::gil_scoped_release r; }"));
+        let rust = |text| p.in_text(text, Language::Rust);
+        assert!(rust("#[pyfunction]\nfn f() {}"));
+        assert!(!rust(
+            "fn f(py: Python) { py.detach(|| ()); Python::attach(|py| ()); }"
+        ));
+        assert!(!rust("fn def() {}"));
     }
 }

@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
+use gil_lint::frontend::Language;
 use gil_lint::prefilter::{Rewrites, Seeds, scan_cpp, scan_rust};
 use gil_lint_fuzz::knowledge;
 use libfuzzer_sys::fuzz_target;
@@ -16,7 +17,8 @@ fn prepared() -> &'static (Seeds, Rewrites) {
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let (seeds, rewrites) = prepared();
-    let _ = seeds.in_text(&text);
+    let _ = seeds.in_text(&text, Language::Cpp);
+    let _ = seeds.in_text(&text, Language::Rust);
     let _ = scan_cpp(&text, rewrites);
     let _ = scan_rust(&text, Path::new("crates/x-y/src/a/mod.rs"));
     let _ = gil_lint::prefilter::rust_depth_within_bounds(&text);
