@@ -120,14 +120,13 @@ fn whole_word(bytes: &[u8], start: usize, end: usize) -> bool {
 /// [`crate::callgraph`]'s resolution rules.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Need {
-    /// An unqualified call or binding target, or `this->f()`: every function of that name.
-    Function(String),
     /// `a::b::f`: functions named `f` whose qualified name ends with `b::f`, so whose file has
     /// `b` among the names that may qualify a definition.
     Qualified { name: String, qualifier: String },
-    /// A Rust call `f()` or `self.f()`: functions whose qualified name is one of `prefixes` (the
-    /// caller's enclosing scopes and, for `f()`, its `use`s) followed by `f`. Failing those, the
-    /// call is decided last (see [`Live`]).
+    /// An unqualified call `f()` or binding target, or `this->f()` / `self.f()`: functions whose
+    /// qualified name is one of `prefixes` (the caller's enclosing scopes and, for `f()`, its
+    /// `using`s) followed by `f`. Failing those, the call is decided last (see [`Live`]), when it
+    /// may reach any function named `f`.
     Scoped { name: String, prefixes: Prefixes },
     /// `x.f()` with `x` of class `c`, in a file of `language`: methods named `f` of `c` and the
     /// classes derived from it. Once those are parsed, the classes between their owners and `c`
@@ -206,8 +205,6 @@ fn target_needs(
         return;
     }
     let name = name.to_string();
-    // C++ may define `f` at global scope, where no scope can be checked: `Function` there. Rust
-    // qualified names always start with the crate.
     let mut scoped = |name: String, method: bool| Need::Scoped {
         name,
         prefixes: prefixes.get(scope, usings, method),
@@ -218,8 +215,7 @@ fn target_needs(
                 name,
                 qualifier: q.to_string(),
             },
-            _ if language == Language::Rust => scoped(name, false),
-            _ => Need::Function(name),
+            _ => scoped(name, false),
         },
         Receiver::This if language == Language::Rust => {
             // Failing `self`'s own impls, the call graph keeps the methods of the classes related
@@ -233,7 +229,7 @@ fn target_needs(
             }
             scoped(name, true)
         }
-        Receiver::This => Need::Function(name),
+        Receiver::This => scoped(name, true),
         // Decided last, by how many methods have the name (see [`Live`]).
         Receiver::Object => return,
         Receiver::Typed(class) => Need::Typed {
@@ -1800,7 +1796,6 @@ where
                 continue;
             }
             match need {
-                Need::Function(name) => selection.pull(index.function_definers(&name)),
                 Need::Qualified { name, qualifier } => selection
                     .pull_if(index.function_definers(&name), |j| {
                         index.scopes[j].contains(&qualifier)
@@ -1911,8 +1906,8 @@ struct Live {
     waiting: Vec<(Caller, usize)>,
     /// The round that calls found now wait for.
     ready: usize,
-    /// Rust calls `f()` that the caller's scopes do not define: resolved by unique name (see
-    /// [`crate::callgraph::by_unique_suffix`]), decided last.
+    /// Calls `f()` that the caller's enclosing scopes do not define: resolved as written, through
+    /// `using`s or by unique name (see [`crate::callgraph::by_unique_suffix`]), decided last.
     unresolved: Vec<Caller>,
     /// Method calls on receivers of unknown type (C++), and `this->f()` / `self.f()` that the
     /// caller's class does not define, by name, until the number of such methods is known.
@@ -2128,8 +2123,8 @@ impl Live {
     }
 
     /// Resolves the calls whose files are modelled by round `round`: every file that may define
-    /// a function they can reach, except for a Rust `f()` beyond the caller's scopes (which may
-    /// reach any function named `f`) and a method that the caller's class does not define.
+    /// a function they can reach, except for an `f()` beyond the caller's enclosing scopes (which
+    /// may reach any function named `f`) and a method that the caller's class does not define.
     fn resolve<T: AsRef<FileModel>>(
         &mut self,
         round: usize,
@@ -2150,7 +2145,7 @@ impl Live {
             let CallTarget::Named { path, receiver } = target else {
                 continue;
             };
-            let rust_by_name = scope.language() == Language::Rust && !path.contains("::");
+            let by_name = !path.contains("::");
             let found = match receiver {
                 Receiver::This => match in_enclosing_scopes(&definitions, scope, path) {
                     Some(found) => found,
@@ -2161,7 +2156,7 @@ impl Live {
                 },
                 // The scopes' files are kept, but the rest of the lookup may reach any
                 // function of that name.
-                _ if rust_by_name => match in_enclosing_scopes(&definitions, scope, path) {
+                _ if by_name => match in_enclosing_scopes(&definitions, scope, path) {
                     Some(found) => found,
                     None => {
                         self.unresolved.push(caller);
@@ -2186,8 +2181,8 @@ impl Live {
         }
     }
 
-    /// Resolves the Rust calls `f()` left by [`Live::resolve`] once every function named `f` is
-    /// kept, or two qualified names are; pulls the files that may define one otherwise.
+    /// Resolves the calls `f()` left by [`Live::resolve`] once every function named `f` is kept
+    /// (or, in Rust, two qualified names are); pulls the files that may define one otherwise.
     fn resolve_by_unique_name<T: AsRef<FileModel>>(
         &mut self,
         (models, index, kept): (&Models<T>, &Index, &Kept),
@@ -2199,17 +2194,19 @@ impl Live {
             models,
             files,
         };
-        let mut settled: HashMap<&str, bool> = HashMap::new();
+        let mut settled: HashMap<(&str, Language), bool> = HashMap::new();
         for caller in std::mem::take(&mut self.unresolved) {
             let (scope, target, args) = caller.call(models, files);
             let CallTarget::Named { path, .. } = target else {
                 continue;
             };
+            let language = scope.language();
             let definers = index.function_definers(key(path));
-            let done = *settled.entry(path).or_insert_with(|| {
-                let reachable =
-                    |file: usize, f: &Function| files[file].1 == Language::Rust || f.extern_c;
-                kept.qualnames(models, path, reachable) >= 2
+            let done = *settled.entry((path, language)).or_insert_with(|| {
+                // Two qualified names leave a Rust call without a target; a C++ one may still
+                // find a global function of that name.
+                let reachable = |file: usize, f: &Function| files[file].1 == language || f.extern_c;
+                language == Language::Rust && kept.qualnames(models, path, reachable) >= 2
                     || definers.iter().all(|&j| models[j].is_some())
             });
             if done {
