@@ -201,7 +201,8 @@ fn target_needs(
         return;
     };
     let name = key(last_segment(path));
-    if name.is_empty() || is_keyword(name) {
+    // `new` and `default` are C++ keywords, but Rust functions.
+    if name.is_empty() || language == Language::Cpp && is_keyword(name) {
         return;
     }
     let name = name.to_string();
