@@ -1,5 +1,5 @@
 //! The pre-filter changes nothing but speed: with and without it, and with one or many threads,
-//! the findings (and both renderings) are identical, on every fixture and on a large generated
+//! the findings (and both renderings) and the functions reached from the bindings are identical, on every fixture and on a large generated
 //! tree that mixes bindings, cross-file calls, name collisions, inheritance, wrappers and files
 //! that cannot matter.
 
@@ -43,10 +43,39 @@ fn run(roots: &[PathBuf], prefilter: bool, threads: usize) -> String {
         &gil_lint::render::sarif::Options { source_root: None },
     );
     format!(
-        "{} findings, {} suppressed\n{human}\n{json}\n{sarif}",
+        "{} findings, {} suppressed\n{human}\n{json}\n{sarif}\nreached:\n{}",
         analysis.findings.len(),
-        report.suppressed
+        report.suppressed,
+        reached(&analysis.program).join("\n")
     )
+}
+
+/// The functions the call graph reaches from the bindings, by qualified name and file: the
+/// pre-filter must keep every one of them, not only those that findings go through.
+fn reached(program: &gil_lint::model::Program) -> Vec<String> {
+    let graph = gil_lint::callgraph::CallGraph::build(program);
+    let mut seen = vec![false; program.functions.len()];
+    let mut stack: Vec<usize> = (0..program.bindings.len())
+        .flat_map(|b| graph.binding_targets(b).to_vec())
+        .collect();
+    while let Some(f) = stack.pop() {
+        if std::mem::replace(&mut seen[f], true) {
+            continue;
+        }
+        for call in 0..program.functions[f].calls.len() {
+            stack.extend_from_slice(graph.callees(f, call));
+        }
+    }
+    let mut names: Vec<String> = (0..program.functions.len())
+        .filter(|&f| seen[f])
+        .map(|f| {
+            let function = &program.functions[f];
+            let file = program.file(function.span.file);
+            format!("{} {}", function.qualname, file.path.display())
+        })
+        .collect();
+    names.sort();
+    names
 }
 
 /// Every configuration gives the output of the plain one (no pre-filter, one thread).
@@ -148,7 +177,7 @@ fn body(rng: &mut Rng, out: &mut String) {
 /// receivers (structs and traits), Python uses, attach/detach and locks.
 fn rust_statement(rng: &mut Rng, depth: usize) -> String {
     let k = rng.below(8);
-    match rng.below(if depth > 0 { 12 } else { 15 }) {
+    match rng.below(if depth > 0 { 12 } else { 16 }) {
         0 => format!("helpers::work_{k}(x);"),
         1 => format!("crate::util::step_{k}(x);"),
         2 => format!("local_{}(x);", k % 4),
@@ -164,6 +193,11 @@ fn rust_statement(rng: &mut Rng, depth: usize) -> String {
         9 => format!("run_{}(x);", k % 5),
         // Found only by its unique name.
         13 if depth == 0 => format!("only_here_{}(x);", k % 2),
+        // Functions named like C++ keywords, in files that only these calls lead to.
+        14 if depth == 0 && k.is_multiple_of(2) => {
+            format!("crate::kinds::k{0}::Kind{0}::new(x);", k % 3)
+        }
+        14 if depth == 0 => format!("crate::kinds::k{0}::Kind{0}::default();", k % 3),
         10 | 11 => format!("helpers::work_{}(x);", rng.below(8)),
         12 => format!(
             "Python::attach(|py| py.detach(|| {{ {} }}));",
@@ -255,6 +289,20 @@ fn generate_rust(root: &Path, rng: &mut Rng) {
         "rs/app/src/more.rs",
         "use pyo3::prelude::*;\n#[pyfunction]\nfn more(x: u32) -> u32 { x }\npub fn local_0(x: u32) {}\npub fn local_1(x: u32) {}\npub fn local_2(x: u32) {}\npub fn local_3(x: u32) {}\n",
     );
+    for k in 0..3 {
+        let mut text =
+            format!("pub struct Kind{k};\nimpl Kind{k} {{\n    pub fn new(x: u32) -> Self {{\n");
+        if k != 1 {
+            text.push_str("        unsafe { pyo3::ffi::PyErr_Occurred(); }\n");
+        }
+        let _ = write!(
+            text,
+            "        Kind{k}\n    }}\n}}\nimpl Default for Kind{k} {{\n    fn default() -> Self {{\n        let x = 0;\n"
+        );
+        rust_body(rng, &mut text);
+        let _ = writeln!(text, "        Kind{k}\n    }}\n}}");
+        write(&format!("rs/app/src/kinds/k{k}.rs"), &text);
+    }
     for k in 0..2 {
         let text = format!(
             "use pyo3::prelude::*;\npub fn only_here_{k}(x: u32) {{\n    unsafe {{ pyo3::ffi::PyErr_Occurred(); }}\n    crate::util::step_{k}(x);\n}}\n"
