@@ -18,7 +18,9 @@ use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::frontend::Language;
-use crate::model::{Binding, CallTarget, FnId, Function, FunctionKind, Program, Receiver};
+use crate::model::{
+    Binding, CallTarget, FnId, Function, FunctionKind, Program, Receiver, last_segment, split_path,
+};
 
 /// A method call whose receiver type is unknown goes to every method of that name, unless more
 /// than this many define it: `get`, `size` or `data` on an `auto` variable says nothing about
@@ -221,10 +223,9 @@ impl<'p> Index<'p> {
             by_qualname.entry(&f.qualname).or_default().push(id);
             by_name.entry(&f.name).or_default().push(id);
             // An out-of-line definition `A::f` is a method when `A` is a known class.
-            let owner = f.qualname.rsplit_once("::").map(|(owner, _)| owner);
-            let out_of_line_method = owner.is_some_and(|o| {
-                class_names.contains(o) || class_names.contains(o.rsplit("::").next().unwrap_or(o))
-            });
+            let owner = split_path(&f.qualname).map(|(owner, _)| owner);
+            let out_of_line_method = owner
+                .is_some_and(|o| class_names.contains(o) || class_names.contains(last_segment(o)));
             if f.kind.is_method() || out_of_line_method {
                 methods.entry(&f.name).or_default().push(id);
             }
@@ -342,7 +343,7 @@ impl<'p> Index<'p> {
 
     /// The simple name of the class (or namespace) a function is defined in.
     fn owner(&self, id: FnId) -> Option<&str> {
-        let (owner, _) = self.program.functions[id].qualname.rsplit_once("::")?;
+        let (owner, _) = split_path(&self.program.functions[id].qualname)?;
         Some(last_segment(owner))
     }
 
@@ -474,7 +475,7 @@ pub(crate) fn by_unique_suffix<D: Lookup>(
     language: Language,
     path: &str,
 ) -> Vec<D::Id> {
-    let last = path.rsplit("::").next().unwrap_or(path);
+    let last = last_segment(path);
     let suffix = format!("::{path}");
     let candidates: Vec<D::Id> = definitions
         .named(last)
@@ -505,10 +506,6 @@ pub(crate) fn resolve_path<D: Lookup>(definitions: &D, caller: Scope, path: &str
         return found;
     }
     by_unique_suffix(definitions, caller.language, path)
-}
-
-fn last_segment(path: &str) -> &str {
-    path.rsplit("::").next().unwrap_or(path)
 }
 
 /// For each class (by simple name), the simple names of the bases written for any of its

@@ -24,20 +24,27 @@
 //! error is reported as before) are always kept. A file skipped here is still counted as checked.
 
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+// Fast hashing: the pre-filter looks up names hundreds of thousands of times.
+type HashMap<K, V> = FxHashMap<K, V>;
+type HashSet<T> = FxHashSet<T>;
 
 use crate::callgraph::{
     Lookup, MAX_UNTYPED_FANOUT, Scope, by_arity, in_enclosing_scopes, resolve_path, simple_bases,
 };
 use crate::frontend::Language;
 use crate::knowledge::Knowledge;
-use crate::model::{CallTarget, FileModel, FnId, Function, FunctionKind, Receiver};
+use crate::model::{
+    CallTarget, FileModel, FnId, Function, FunctionKind, Receiver, last_segment, owner_of,
+    split_path,
+};
 
 /// What may register a binding, by language, matched as whole identifiers: the entry points of the
 /// loaded knowledge, and in C++ the GIL acquisitions (a destructor that takes the GIL is an entry
@@ -218,18 +225,7 @@ fn target_needs(
             },
             _ => scoped(name, false),
         },
-        Receiver::This if language == Language::Rust => {
-            // Failing `self`'s own impls, the call graph keeps the methods of the classes related
-            // to `self`'s type: what a call on that type needs.
-            if let Some(self_type) = scope.last() {
-                needs.push(Need::Typed {
-                    name: name.clone(),
-                    class: key(self_type).to_string(),
-                    language,
-                });
-            }
-            scoped(name, true)
-        }
+        // Failing the caller's class, a method by name (see [`Live`]).
         Receiver::This => scoped(name, true),
         // Decided last, by how many methods have the name (see [`Live`]).
         Receiver::Object => return,
@@ -247,13 +243,9 @@ fn owner_need(function: &Function) -> Option<Need> {
     if function.kind == FunctionKind::Lambda {
         return None;
     }
-    let (owner, _) = function.qualname.rsplit_once("::")?;
+    let (owner, _) = split_path(&function.qualname)?;
     let owner = key(last_segment(owner));
     (!owner.is_empty()).then(|| Need::Owner(owner.to_string()))
-}
-
-fn last_segment(path: &str) -> &str {
-    path.rsplit("::").next().unwrap_or(path)
 }
 
 /// The name a definition is indexed under: the identifier in `f`, `~f`, `f<int>`; an operator
@@ -581,9 +573,9 @@ struct Head<'a> {
 /// Scans C/C++ text for what it may define (see [`Definitions`]). `rewrites` are the pre-pass's
 /// rewritten macros and the identifiers their expansions contain.
 pub fn scan_cpp<'a>(text: &'a str, rewrites: &'a Rewrites) -> Definitions {
-    let mut functions: HashSet<Cow<str>> = HashSet::new();
+    let mut functions: HashSet<Cow<str>> = HashSet::default();
     let mut classes = Vec::new();
-    let mut scopes: HashSet<&'a str> = HashSet::new();
+    let mut scopes: HashSet<&'a str> = HashSet::default();
     // For each open `(` or `[`, the name before it and where that name starts.
     let mut opens: Vec<Option<(&'a str, usize)>> = Vec::new();
     // Names followed by a closed parameter list, with the depth they were closed at (sorted).
@@ -1122,7 +1114,7 @@ fn generics_follow(lexer: &RustLexer) -> bool {
 /// as scopes, the module path the front-end derives from `path`, inline modules, `impl` types
 /// and traits.
 pub fn scan_rust(text: &str, path: &Path) -> Definitions {
-    let mut functions: HashSet<&str> = HashSet::new();
+    let mut functions: HashSet<&str> = HashSet::default();
     let mut classes = Vec::new();
     let mut scopes: HashSet<String> = path
         .components()
@@ -1299,15 +1291,15 @@ struct Index {
 impl Index {
     fn new(scans: Vec<Option<Definitions>>) -> Self {
         let mut index = Index {
-            functions: HashMap::new(),
-            subclasses: HashMap::new(),
-            heads: HashMap::new(),
+            functions: HashMap::default(),
+            subclasses: HashMap::default(),
+            heads: HashMap::default(),
             scopes: Vec::with_capacity(scans.len()),
             modules: Vec::with_capacity(scans.len()),
         };
         for (i, scan) in scans.into_iter().enumerate() {
             let Some(scan) = scan else {
-                index.scopes.push(HashSet::new());
+                index.scopes.push(HashSet::default());
                 index.modules.push(None);
                 continue;
             };
@@ -1340,7 +1332,7 @@ impl Index {
     /// base (a call on it then has no target).
     fn derived<'s>(&'s self, class: &'s str) -> HashSet<&'s str> {
         if !self.heads.contains_key(class) && !self.subclasses.contains_key(class) {
-            return HashSet::new();
+            return HashSet::default();
         }
         closure(class, |c| {
             self.subclasses
@@ -1397,7 +1389,7 @@ fn closure<'s, I: Iterator<Item = &'s str>>(
     start: &'s str,
     edges: impl Fn(&'s str) -> I,
 ) -> HashSet<&'s str> {
-    let mut out = HashSet::new();
+    let mut out = HashSet::default();
     let mut stack = vec![start];
     while let Some(c) = stack.pop() {
         if out.insert(c) {
@@ -1416,11 +1408,6 @@ fn function_at<T: AsRef<FileModel>>(models: &Models<T>, (file, id): (usize, FnId
         Some(Ok(model)) => &model.as_ref().functions[id],
         _ => unreachable!("only parsed functions are indexed"),
     }
-}
-
-/// The owner part of a qualified name: `a::B` for `a::B::f`, empty for `f`.
-fn owner_of(qualname: &str) -> &str {
-    qualname.rsplit_once("::").map_or("", |(o, _)| o)
 }
 
 /// What the files kept so far define, to decide the needs that depend on the whole program. It
@@ -1763,7 +1750,7 @@ where
     let index = Index::new(scans.into_iter().map(|(_, scan)| scan).collect());
     let mut models: Vec<Option<Result<T, String>>> = files.iter().map(|_| None).collect();
     let mut frontier: Vec<usize> = (0..files.len()).filter(|&i| selection.kept[i]).collect();
-    let mut seen: HashSet<Need> = HashSet::new();
+    let mut seen: HashSet<Need> = HashSet::default();
     let mut owners: BTreeSet<String> = BTreeSet::new();
     let mut typed = Typed::default();
     let mut kept = Kept::default();
@@ -1868,7 +1855,7 @@ where
                     let files: Vec<usize> = index.class_definers(&class).collect();
                     selection.pull(&files);
                     typed.walks.push(Walk {
-                        seen: HashSet::from([class.clone()]),
+                        seen: HashSet::from_iter([class.clone()]),
                         level: vec![class],
                         name,
                         language,
@@ -2195,7 +2182,7 @@ impl Live {
             models,
             files,
         };
-        let mut settled: HashMap<(&str, Language), bool> = HashMap::new();
+        let mut settled: HashMap<(&str, Language), bool> = HashMap::default();
         for caller in std::mem::take(&mut self.unresolved) {
             let (scope, target, args) = caller.call(models, files);
             let CallTarget::Named { path, .. } = target else {
