@@ -1820,9 +1820,7 @@ where
         // a name that already has too many methods, or several qualified names, resolves
         // nowhere, whatever else is parsed.
         if selection.next.is_empty() {
-            for name in live.decide_untyped(&kept, &models, &index) {
-                selection.pull(index.function_definers(key(&name)));
-            }
+            live.decide_untyped((&models, &index, &kept), files, &mut selection);
             live.resolve_by_unique_name((&models, &index, &kept), files, &mut selection);
             // A typed call on a class that does not define the method (its definers were pulled
             // with the call) runs the nearest definition among the class's bases: walked one level
@@ -1899,7 +1897,7 @@ struct Live {
     unresolved: Vec<Caller>,
     /// Method calls on receivers of unknown type (C++), and `this->f()` / `self.f()` that the
     /// caller's class does not define, by name, until the number of such methods is known.
-    untyped: BTreeSet<String>,
+    untyped: BTreeSet<(String, Language)>,
     done: HashSet<(usize, FnId)>,
     queue: Vec<(usize, FnId)>,
     /// Class -> the classes that may derive from it.
@@ -1908,8 +1906,10 @@ struct Live {
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Pattern {
-    /// Functions whose qualified name is this path or ends with `::` and it.
-    Path(String),
+    /// The methods of this name in files of this language (every function in a class or a
+    /// namespace, a superset: whether an out-of-line `A::f` is a method depends on classes that
+    /// may be parsed later).
+    Method(String, Language),
     /// Functions whose owner may derive from this class.
     OwnedBy(String),
 }
@@ -1995,16 +1995,15 @@ impl Live {
     fn matches(
         related: &mut HashMap<String, HashSet<String>>,
         pattern: &Pattern,
-        function: &Function,
+        (function, language): (&Function, Language),
         index: &Index,
     ) -> bool {
         let qualname = function.qualname.as_str();
         match pattern {
-            Pattern::Path(path) => {
-                qualname == path
-                    || qualname
-                        .strip_suffix(path.as_str())
-                        .is_some_and(|head| head.ends_with("::"))
+            Pattern::Method(name, of) => {
+                function.name == *name
+                    && language == *of
+                    && (function.kind.is_method() || !owner_of(qualname).is_empty())
             }
             Pattern::OwnedBy(class) => related
                 .entry(class.clone())
@@ -2036,10 +2035,10 @@ impl Live {
             }
             let k = key(&f.name);
             let related = &mut self.related;
-            let live = self
-                .patterns
-                .get(k)
-                .is_some_and(|ps| ps.iter().any(|p| Self::matches(related, p, f, index)));
+            let live = self.patterns.get(k).is_some_and(|ps| {
+                ps.iter()
+                    .any(|p| Self::matches(related, p, (f, files[file].1), index))
+            });
             if live {
                 self.queue.push((file, id));
             }
@@ -2051,8 +2050,8 @@ impl Live {
                 caller,
                 &binding.target,
                 from,
-                files[file].1,
                 (models, index, kept),
+                files,
                 needs,
             );
         }
@@ -2064,16 +2063,14 @@ impl Live {
         caller: Caller,
         target: &CallTarget,
         (scope, usings): (&[String], &[String]),
-        language: Language,
         (models, index, kept): (&Models<T>, &Index, &Kept),
+        files: &[(PathBuf, Language)],
         needs: &mut Vec<Need>,
     ) {
+        let (Caller::Call { file, .. } | Caller::Binding { file, .. }) = caller;
+        let language = files[file].1;
         let CallTarget::Named { path, receiver } = target else {
-            if let (
-                CallTarget::Direct(id),
-                Caller::Call { file, .. } | Caller::Binding { file, .. },
-            ) = (target, caller)
-            {
+            if let CallTarget::Direct(id) = target {
                 self.queue.push((file, *id));
             }
             return;
@@ -2082,10 +2079,15 @@ impl Live {
         match receiver {
             Receiver::Typed(class) => {
                 let pattern = Pattern::OwnedBy(key(last_segment(class)).to_string());
-                self.pattern(key(last_segment(path)), pattern, (models, index, kept));
+                self.pattern(
+                    key(last_segment(path)),
+                    pattern,
+                    (models, index, kept),
+                    files,
+                );
             }
             Receiver::Object if language == Language::Cpp => {
-                self.untyped.insert(path.to_string());
+                self.untyped.insert((path.to_string(), language));
             }
             // The call graph matches untyped method calls by name in C++ only.
             Receiver::Object => {}
@@ -2098,12 +2100,14 @@ impl Live {
         k: &str,
         pattern: Pattern,
         (models, index, kept): (&Models<T>, &Index, &Kept),
+        files: &[(PathBuf, Language)],
     ) {
         if self.patterns.get(k).is_some_and(|ps| ps.contains(&pattern)) {
             return;
         }
         for (at, function) in kept.keyed(models, k) {
-            if Self::matches(&mut self.related, &pattern, function, index) {
+            let language = files[at.0].1;
+            if Self::matches(&mut self.related, &pattern, (function, language), index) {
                 self.queue.push(at);
             }
         }
@@ -2138,7 +2142,7 @@ impl Live {
                 Receiver::This => match in_enclosing_scopes(&definitions, scope, path) {
                     Some(found) => found,
                     None => {
-                        self.untyped.insert(path.to_string());
+                        self.untyped.insert((path.to_string(), scope.language()));
                         continue;
                     }
                 },
@@ -2207,26 +2211,37 @@ impl Live {
         }
     }
 
-    /// The untyped method calls whose name has at most [`MAX_UNTYPED_FANOUT`] methods kept: the
-    /// methods of that name are live (when there are more, they resolve to none). Returns them.
+    /// Decides the method calls by name (on receivers of unknown type in C++, and `this->f()` /
+    /// `self.f()` that the caller's class does not define): with more than
+    /// [`MAX_UNTYPED_FANOUT`] methods of that name kept, they resolve nowhere; with all the files
+    /// that may define one kept, they reach those methods. Otherwise pulls enough of those files
+    /// to find the methods that would settle it, and waits.
     fn decide_untyped<T: AsRef<FileModel>>(
         &mut self,
-        kept: &Kept,
-        models: &Models<T>,
-        index: &Index,
-    ) -> Vec<String> {
-        let open: Vec<String> = std::mem::take(&mut self.untyped)
-            .into_iter()
-            .filter(|name| kept.methods(models, name) <= MAX_UNTYPED_FANOUT)
-            .collect();
-        for name in &open {
-            self.pattern(
-                key(name),
-                Pattern::Path(name.clone()),
-                (models, index, kept),
-            );
+        (models, index, kept): (&Models<T>, &Index, &Kept),
+        files: &[(PathBuf, Language)],
+        selection: &mut Selection,
+    ) {
+        for (name, language) in std::mem::take(&mut self.untyped) {
+            let methods = kept.methods(models, &name);
+            if methods > MAX_UNTYPED_FANOUT {
+                continue;
+            }
+            let unmodelled: Vec<usize> = index
+                .function_definers(key(&name))
+                .iter()
+                .copied()
+                .filter(|&j| models[j].is_none())
+                .collect();
+            if unmodelled.is_empty() {
+                let pattern = Pattern::Method(name.clone(), language);
+                self.pattern(key(&name), pattern, (models, index, kept), files);
+            } else {
+                let enough = unmodelled.len().min(MAX_UNTYPED_FANOUT + 1 - methods);
+                selection.pull(&unmodelled[..enough]);
+                self.untyped.insert((name, language));
+            }
         }
-        open
     }
 
     fn propagate<T: AsRef<FileModel>>(
@@ -2255,7 +2270,7 @@ impl Live {
                     call,
                 };
                 let context = (models, index, kept);
-                self.target(caller, &site.target, from, files[file].1, context, needs);
+                self.target(caller, &site.target, from, context, files, needs);
             }
         }
     }
