@@ -99,6 +99,8 @@ struct PythonApiSection {
     #[serde(default)]
     member_calls_running_code: Vec<String>,
     #[serde(default)]
+    member_calls_common: Vec<String>,
+    #[serde(default)]
     c_api_prefixes: Vec<String>,
     #[serde(default)]
     c_api_running_code: Vec<String>,
@@ -213,6 +215,7 @@ pub struct Knowledge {
     pub non_owning_types: NameSet,
     pub member_calls: HashSet<String>,
     pub member_calls_running_code: HashSet<String>,
+    pub member_calls_common: HashSet<String>,
     pub c_api_running_code: Vec<String>,
     pub c_api_prefixes: Vec<String>,
     pub c_api_gil_free: HashSet<String>,
@@ -295,6 +298,8 @@ impl Knowledge {
         self.member_calls.extend(api.member_calls.iter().cloned());
         self.member_calls_running_code
             .extend(api.member_calls_running_code.iter().cloned());
+        self.member_calls_common
+            .extend(api.member_calls_common.iter().cloned());
         self.c_api_running_code
             .extend(api.c_api_running_code.iter().cloned());
         self.c_api_prefixes

@@ -119,6 +119,7 @@ pub fn extract(text: &str, knowledge: &Knowledge) -> FileModel {
         frames: Vec::new(),
         depth: 0,
         extern_c: false,
+        names_framework: names_framework(&cleaned, knowledge),
     };
     walker.visit(tree.root_node());
     walker.model
@@ -171,6 +172,23 @@ struct Walker<'a> {
     depth: usize,
     /// Inside `extern "C" { ... }` or before an `extern "C"` definition.
     extern_c: bool,
+    /// Whether the file names a framework namespace: only then may an object whose type is not
+    /// known here be a framework object.
+    names_framework: bool,
+}
+
+/// Whether `text` names one of the frameworks' namespaces (`py::`, `namespace py = pybind11;`,
+/// `nanobind::`) as a whole word.
+fn names_framework(text: &str, knowledge: &Knowledge) -> bool {
+    let bytes = text.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    knowledge.namespaces.iter().any(|ns| {
+        text.match_indices(ns.as_str()).any(|(at, _)| {
+            let end = at + ns.len();
+            !at.checked_sub(1).is_some_and(|i| word(bytes[i]))
+                && !bytes.get(end).copied().is_some_and(word)
+        })
+    })
 }
 
 /// The element type of a sequence container type as declared (`std::vector<Q *>` gives `Q *`);
@@ -890,7 +908,12 @@ impl<'a> Walker<'a> {
         {
             return;
         }
-        if self.k.member_calls.contains(&method) {
+        let arrow = callee
+            .child_by_field_name("operator")
+            .is_some_and(|o| self.text(o) == "->");
+        if self.k.member_calls.contains(&method)
+            && self.may_be_framework_object(receiver, arrow, &method)
+        {
             let runs_code = self.k.member_calls_running_code.contains(&method);
             self.add_py_use(field, format!("`.{method}()` is called"), runs_code);
         } else if let Some(receiver) = receiver
@@ -906,13 +929,9 @@ impl<'a> Walker<'a> {
         } else {
             let receiver_kind = match receiver {
                 Some(r) if r.kind() == "this" => Receiver::This,
-                Some(r) => {
-                    let arrow = callee
-                        .child_by_field_name("operator")
-                        .is_some_and(|o| self.text(o) == "->");
-                    self.receiver_class(r, arrow)
-                        .map_or(Receiver::Object, |class| Receiver::Typed(class.into()))
-                }
+                Some(r) => self
+                    .receiver_class(r, arrow)
+                    .map_or(Receiver::Object, |class| Receiver::Typed(class.into())),
                 None => Receiver::Object,
             };
             let target = CallTarget::Named {
@@ -1356,6 +1375,32 @@ impl<'a> Walker<'a> {
     /// The class whose method `receiver.f()` or `receiver->f()` calls, from the receiver's
     /// declared type: through `->`, smart pointers and `std::optional` give their pointee; template
     /// arguments are dropped.
+    /// Whether `x.method(...)` may be a framework object's method (`obj.attr`, `obj.contains`):
+    /// `x` is declared with a framework type; or its type is not known here (a field declared in
+    /// a header) and the method's name is the framework's own (`attr`), or is one that common C++
+    /// types have too (`contains`) in a file that names the framework. A `std::unordered_map`'s
+    /// `contains` or an Eigen matrix's `cast` is not.
+    fn may_be_framework_object(&self, receiver: Option<Node>, arrow: bool, method: &str) -> bool {
+        let framework_own = |method: &str| {
+            self.k.member_calls.contains(method) && !self.k.member_calls_common.contains(method)
+        };
+        let Some(receiver) = receiver else {
+            return self.names_framework || framework_own(method);
+        };
+        // What the framework's own method returns (`obj.attr("x").cast<T>()`) is its object.
+        if receiver.kind() == "call_expression"
+            && let Some(inner) = receiver.child_by_field_name("function")
+            && let Some(field) = inner.child_by_field_name("field")
+            && framework_own(&self.path(field))
+        {
+            return true;
+        }
+        match self.receiver_class(receiver, arrow) {
+            Some(class) => self.names(&self.k.python_types, &class),
+            None => self.names_framework || framework_own(method),
+        }
+    }
+
     fn receiver_class(&self, receiver: Node, arrow: bool) -> Option<String> {
         let declared = self.type_of(receiver)?;
         let pointee = [
