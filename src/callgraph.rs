@@ -19,7 +19,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::frontend::Language;
 use crate::model::{
-    Binding, CallTarget, FnId, Function, FunctionKind, Program, Receiver, last_segment, split_path,
+    Binding, CallTarget, FnId, Function, FunctionKind, Program, Receiver, last_segment, owner_of,
+    split_path,
 };
 
 /// A method call whose receiver type is unknown goes to every method of that name, unless more
@@ -304,6 +305,21 @@ impl<'p> Index<'p> {
                     .copied()
                     .filter(|&id| self.owned_by(id, classes))
                     .collect();
+                // A C++ class written with its namespace (`platform::Window`) is not another
+                // namespace's class of that name, when the program has that one. (Rust types are
+                // often named through re-exports, so their paths say less.)
+                if caller.language == Language::Cpp && ty.contains("::") {
+                    let written = ty.trim_start_matches("::");
+                    let suffix = format!("::{written}");
+                    let named_so = |id: FnId| {
+                        let owner = owner_of(&self.program.functions[id].qualname);
+                        owner == written || owner.ends_with(&suffix)
+                    };
+                    let own = |id: FnId| self.owner(id) == Some(class);
+                    if found.iter().any(|&id| own(id) && named_so(id)) {
+                        found.retain(|&id| !own(id) || named_so(id));
+                    }
+                }
                 if !found.iter().any(|&id| self.owner(id) == Some(class)) {
                     let mut level = FxHashSet::from_iter([class]);
                     let mut seen = level.clone();
