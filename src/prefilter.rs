@@ -132,7 +132,7 @@ pub enum Need {
     Qualified { name: String, qualifier: String },
     /// An unqualified call `f()` or binding target, or `this->f()` / `self.f()`: functions whose
     /// qualified name is one of `prefixes` (the caller's enclosing scopes and, for `f()`, its
-    /// `using`s) followed by `f`. Failing those, the call is decided last (see [`Live`]), when it
+    /// `using`s) followed by `f`. Failing those, the call is decided last (see `Live`), when it
     /// may reach any function named `f`.
     Scoped { name: String, prefixes: Prefixes },
     /// `x.f()` with `x` of class `c`, in a file of `language`: methods named `f` of `c` and the
@@ -148,7 +148,7 @@ pub enum Need {
     Owner(String),
 }
 
-/// The scopes a Rust name may be looked up in (see [`Need::Scoped`]), each written `a::b`.
+/// The scopes a name may be looked up in (see [`Need::Scoped`]), each written `a::b`.
 type Prefixes = Arc<[Arc<str>]>;
 
 /// The [`Prefixes`] of each function's scope and `use`s, built once and shared by its calls: a
@@ -1732,7 +1732,9 @@ pub fn scan_files(
 /// parsed, then the next one if that one did not. A call on a typed receiver needs, besides the
 /// methods it may reach, every definition of each class between their owners and the receiver's
 /// class (so that `derived_classes` sees the same inheritance, also where two files define a class
-/// of the same name). Untyped method calls are decided last, when nothing else is left.
+/// of the same name). Calls by name are resolved as the call graph resolves them once the files
+/// that may define their targets are modelled; what depends on the whole program (method names
+/// with too many methods, unique names) is decided last, when nothing else is left (see `Live`).
 pub fn model_relevant<T, M>(
     files: &[(PathBuf, Language)],
     scans: Scans,

@@ -1,4 +1,4 @@
-//! The rules: one file each, declared with [`declare_rule!`] so that the doc comment is the single
+//! The rules: one file each, declared with `declare_rule!` so that the doc comment is the single
 //! source of `gil-lint --explain`, `gil-lint rules` and `docs/rules/`.
 
 use std::collections::BTreeSet;
