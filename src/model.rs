@@ -514,6 +514,26 @@ fn set_file(function: &mut Function, file: FileId) {
 }
 
 impl Function {
+    /// A function as a front-end first declares it, before walking its body: no scope, no C
+    /// linkage, no parameters, and no calls or events yet.
+    pub fn new(name: String, qualname: String, kind: FunctionKind, span: Span) -> Self {
+        Function {
+            name,
+            qualname,
+            scope: Names::default(),
+            usings: Names::default(),
+            kind,
+            extern_c: false,
+            arity: (0, Some(0)),
+            span,
+            calls: ThinVec::new(),
+            call_notes: ThinVec::new(),
+            py_uses: ThinVec::new(),
+            gil_switches: ThinVec::new(),
+            lock_regions: ThinVec::new(),
+        }
+    }
+
     /// Adds a call site with its notes.
     pub fn push_call(&mut self, site: CallSite, notes: impl IntoIterator<Item = CallNote>) {
         let call = self.calls.len() as u32;

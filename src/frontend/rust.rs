@@ -12,7 +12,6 @@ use proc_macro2::Span as SynSpan;
 use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::{Expr, FnArg, ImplItem, Item, Pat, Type};
-use thin_vec::ThinVec;
 
 use crate::knowledge::Knowledge;
 use crate::model::{
@@ -389,19 +388,10 @@ impl Walker<'_> {
         let scope = self.shared_scope();
         let usings = self.shared_usings.get(&self.usings);
         self.model.functions.push(Function {
-            name,
-            qualname,
             scope,
             usings,
-            kind,
-            extern_c: false,
             arity,
-            span: span_of(span),
-            calls: ThinVec::new(),
-            py_uses: ThinVec::new(),
-            gil_switches: ThinVec::new(),
-            lock_regions: ThinVec::new(),
-            call_notes: ThinVec::new(),
+            ..Function::new(name, qualname, kind, span_of(span))
         });
         self.model.functions.len() - 1
     }

@@ -5,7 +5,6 @@ mod prepass;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use thin_vec::ThinVec;
 use tree_sitter::{Node, Parser};
 
 use crate::knowledge::Knowledge;
@@ -425,19 +424,11 @@ impl<'a> Walker<'a> {
     ) -> FnId {
         let arity = parameters.map_or((0, None), |p| self.arity(p));
         self.model.functions.push(Function {
-            name,
-            qualname,
             scope,
             usings: self.shared_usings.get(&self.usings),
-            kind,
             extern_c: self.extern_c,
             arity,
-            span: name_span,
-            calls: ThinVec::new(),
-            py_uses: ThinVec::new(),
-            gil_switches: ThinVec::new(),
-            lock_regions: ThinVec::new(),
-            call_notes: ThinVec::new(),
+            ..Function::new(name, qualname, kind, name_span)
         });
         self.model.functions.len() - 1
     }
@@ -711,14 +702,7 @@ impl<'a> Walker<'a> {
     }
 
     fn add_call(&mut self, node: Node, target: CallTarget) {
-        let site = CallSite {
-            span: span(node),
-            target,
-            args: 0,
-        };
-        if let Some(function) = self.function() {
-            function.push_call(site, []);
-        }
+        self.add_call_with_args(node, target, None);
     }
 
     fn add_py_use(&mut self, node: Node, what: String, runs_code: bool) {
