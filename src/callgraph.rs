@@ -8,7 +8,8 @@
 //!    both steps among the functions of the caller's language and those with C linkage;
 //! 3. `this->f()` goes to the caller's own class (or a scope around it, not a global `f`), then
 //!    like `x.f()`;
-//! 4. `x.f()` / `p->f()` with an unknown receiver type goes to every method named `f`.
+//! 4. `x.f()` / `p->f()` with an unknown receiver type goes to every method named `f` (not to a
+//!    framework's own methods from a file that never names the framework).
 //!
 //! Rust follows the same rules with its module paths, except that method calls on receivers of
 //! unknown type are not followed, and a `self.f()` that `self`'s own impls do not define goes
@@ -138,7 +139,7 @@ impl CallGraph {
                     let guessed = matches!(
                         c.target,
                         CallTarget::Named {
-                            receiver: Receiver::Object,
+                            receiver: Receiver::Object | Receiver::Native,
                             ..
                         }
                     );
@@ -275,7 +276,15 @@ impl<'p> Index<'p> {
                 receiver: Receiver::Object,
             } if caller.by_method_name => self.untyped_methods(path, caller.language),
             CallTarget::Named {
-                receiver: Receiver::Object,
+                path,
+                receiver: Receiver::Native,
+            } if caller.by_method_name => {
+                let mut methods = self.untyped_methods(path, caller.language);
+                methods.retain(|&id| !self.program.functions[id].framework);
+                methods
+            }
+            CallTarget::Named {
+                receiver: Receiver::Object | Receiver::Native,
                 ..
             } => Vec::new(),
             CallTarget::Named {

@@ -119,6 +119,8 @@ pub struct Function {
     /// Declared with C linkage (`extern "C"`): the one kind of function that code in the other
     /// language calls by name.
     pub extern_c: bool,
+    /// Defined in a Python framework's namespace (`pybind11::capsule::set_name`).
+    pub framework: bool,
     /// How many arguments a call may pass: `(required, maximum)`, no maximum when variadic.
     pub arity: (u32, Option<u32>),
     /// The name (or, for a lambda, its introducer), for labels.
@@ -175,6 +177,10 @@ pub enum Receiver {
     /// `x.f()` or `p->f()` with an unknown receiver type (C++ only: the Rust front-end does not
     /// record such calls, which the call graph would not follow).
     Object,
+    /// The same in a file that never names a Python framework: the object is not one of the
+    /// framework's (TransformerEngine's cuDNN graph `.set_name(...)` is not pybind11's
+    /// `capsule::set_name`).
+    Native,
     /// `x.f()` where `x` is declared with this type (smart pointers unwrapped, template arguments
     /// removed): `at::Tensor`, `Quantizer`.
     Typed(Box<str>),
@@ -524,6 +530,7 @@ impl Function {
             usings: Names::default(),
             kind,
             extern_c: false,
+            framework: false,
             arity: (0, Some(0)),
             span,
             calls: ThinVec::new(),

@@ -228,7 +228,7 @@ fn target_needs(
         // Failing the caller's class, a method by name (see [`Live`]).
         Receiver::This => scoped(name, true),
         // Decided last, by how many methods have the name (see [`Live`]).
-        Receiver::Object => return,
+        Receiver::Object | Receiver::Native => return,
         Receiver::Typed(class) => Need::Typed {
             name,
             class: key(last_segment(class)).to_string(),
@@ -2088,11 +2088,11 @@ impl Live {
                     files,
                 );
             }
-            Receiver::Object if language == Language::Cpp => {
+            Receiver::Object | Receiver::Native if language == Language::Cpp => {
                 self.untyped.insert((path.to_string(), language));
             }
             // The call graph matches untyped method calls by name in C++ only.
-            Receiver::Object => {}
+            Receiver::Object | Receiver::Native => {}
             Receiver::None | Receiver::This => self.waiting.push((caller, self.ready)),
         }
     }

@@ -177,17 +177,42 @@ struct Walker<'a> {
 }
 
 /// Whether `text` names one of the frameworks' namespaces (`py::`, `namespace py = pybind11;`,
-/// `nanobind::`) as a whole word.
+/// `nanobind::`) as a whole word, outside comments and string literals.
 fn names_framework(text: &str, knowledge: &Knowledge) -> bool {
     let bytes = text.as_bytes();
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    knowledge.namespaces.iter().any(|ns| {
-        text.match_indices(ns.as_str()).any(|(at, _)| {
-            let end = at + ns.len();
-            !at.checked_sub(1).is_some_and(|i| word(bytes[i]))
-                && !bytes.get(end).copied().is_some_and(word)
-        })
-    })
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                i = text[i..].find('\n').map_or(bytes.len(), |end| i + end);
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i = text[i + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |end| i + 2 + end + 2);
+            }
+            quote @ (b'"' | b'\'') => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != quote && bytes[i] != b'\n' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b if word(b) => {
+                let start = i;
+                while i < bytes.len() && word(bytes[i]) {
+                    i += 1;
+                }
+                let identifier = &text[start..i];
+                if knowledge.namespaces.iter().any(|ns| ns == identifier) {
+                    return true;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    false
 }
 
 /// The element type of a sequence container type as declared (`std::vector<Q *>` gives `Q *`);
@@ -423,10 +448,15 @@ impl<'a> Walker<'a> {
         parameters: Option<Node>,
     ) -> FnId {
         let arity = parameters.map_or((0, None), |p| self.arity(p));
+        let framework = qualname
+            .split("::")
+            .next()
+            .is_some_and(|first| self.k.is_framework_namespace(first));
         self.model.functions.push(Function {
             scope,
             usings: self.shared_usings.get(&self.usings),
             extern_c: self.extern_c,
+            framework,
             arity,
             ..Function::new(name, qualname, kind, name_span)
         });
@@ -915,8 +945,10 @@ impl<'a> Walker<'a> {
                 Some(r) if r.kind() == "this" => Receiver::This,
                 Some(r) => self
                     .receiver_class(r, arrow)
-                    .map_or(Receiver::Object, |class| Receiver::Typed(class.into())),
-                None => Receiver::Object,
+                    .map_or(self.unknown_receiver(), |class| {
+                        Receiver::Typed(class.into())
+                    }),
+                None => self.unknown_receiver(),
             };
             let target = CallTarget::Named {
                 path: method.into(),
@@ -1382,6 +1414,16 @@ impl<'a> Walker<'a> {
         match self.receiver_class(receiver, arrow) {
             Some(class) => self.names(&self.k.python_types, &class),
             None => self.names_framework || framework_own(method),
+        }
+    }
+
+    /// A receiver of unknown type: possibly a framework object only where the file names a
+    /// framework.
+    fn unknown_receiver(&self) -> Receiver {
+        if self.names_framework {
+            Receiver::Object
+        } else {
+            Receiver::Native
         }
     }
 
