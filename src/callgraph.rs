@@ -109,6 +109,13 @@ pub(crate) trait Lookup {
     fn callable_from(&self, id: Self::Id, language: Language) -> bool {
         self.function(id).extern_c || self.language(id) == language
     }
+
+    /// The functions with this qualified name that a call by name from `language` may reach.
+    fn callable_with_qualname(&self, qualname: &str, language: Language) -> Vec<Self::Id> {
+        self.with_qualname(qualname)
+            .filter(|&id| self.callable_from(id, language))
+            .collect()
+    }
 }
 
 struct Index<'p> {
@@ -224,11 +231,7 @@ impl<'p> Index<'p> {
             }
             by_qualname.entry(&f.qualname).or_default().push(id);
             by_name.entry(&f.name).or_default().push(id);
-            // An out-of-line definition `A::f` is a method when `A` is a known class.
-            let owner = split_path(&f.qualname).map(|(owner, _)| owner);
-            let out_of_line_method = owner
-                .is_some_and(|o| class_names.contains(o) || class_names.contains(last_segment(o)));
-            if f.kind.is_method() || out_of_line_method {
+            if f.is_method_where(|class| class_names.contains(class)) {
                 methods.entry(&f.name).or_default().push(id);
             }
         }
@@ -308,12 +311,14 @@ impl<'p> Index<'p> {
                 // A method is never called from the other language (a Rust `str` is not
                 // pybind11's).
                 let mut methods = self.methods_named(path);
-                methods.retain(|&id| self.language_of(id) == caller.language);
+                methods.retain(|&id| self.language(id) == caller.language);
                 let mut found: Vec<FnId> = methods
                     .iter()
                     .copied()
                     .filter(|&id| self.owned_by(id, classes))
                     .collect();
+                // A method of the receiver's class itself.
+                let own = |id: FnId| self.owner(id) == Some(class);
                 // A C++ class written with its namespace (`platform::Window`) is not another
                 // namespace's class of that name, when the program has that one. (Rust types are
                 // often named through re-exports, so their paths say less.)
@@ -324,12 +329,11 @@ impl<'p> Index<'p> {
                         let owner = owner_of(&self.program.functions[id].qualname);
                         owner == written || owner.ends_with(&suffix)
                     };
-                    let own = |id: FnId| self.owner(id) == Some(class);
                     if found.iter().any(|&id| own(id) && named_so(id)) {
                         found.retain(|&id| !own(id) || named_so(id));
                     }
                 }
-                if !found.iter().any(|&id| self.owner(id) == Some(class)) {
+                if !found.iter().any(|&id| own(id)) {
                     let mut level = FxHashSet::from_iter([class]);
                     let mut seen = level.clone();
                     while !level.is_empty() {
@@ -362,7 +366,7 @@ impl<'p> Index<'p> {
         if methods.len() > MAX_UNTYPED_FANOUT {
             return Vec::new();
         }
-        methods.retain(|&id| self.language_of(id) == language);
+        methods.retain(|&id| self.language(id) == language);
         methods
     }
 
@@ -374,12 +378,6 @@ impl<'p> Index<'p> {
 
     fn owned_by(&self, id: FnId, classes: &FxHashSet<&str>) -> bool {
         self.owner(id).is_some_and(|owner| classes.contains(owner))
-    }
-
-    fn language_of(&self, id: FnId) -> Language {
-        self.program
-            .file(self.program.functions[id].span.file)
-            .language
     }
 
     fn methods_named(&self, name: &str) -> Vec<FnId> {
@@ -407,7 +405,9 @@ impl Lookup for Index<'_> {
     }
 
     fn language(&self, id: FnId) -> Language {
-        self.language_of(id)
+        self.program
+            .file(self.program.functions[id].span.file)
+            .language
     }
 }
 
@@ -450,10 +450,7 @@ fn scoped_lookup<D: Lookup>(
             qualified.push_str("::");
         }
         qualified.push_str(path);
-        let found: Vec<D::Id> = definitions
-            .with_qualname(&qualified)
-            .filter(|&id| definitions.callable_from(id, caller.language))
-            .collect();
+        let found = definitions.callable_with_qualname(&qualified, caller.language);
         (!found.is_empty()).then_some((n, found))
     })
 }
@@ -475,17 +472,14 @@ pub(crate) fn in_enclosing_scopes<D: Lookup>(
 }
 
 /// `path` looked up through the caller's `using`s, in order.
-pub(crate) fn through_usings<D: Lookup>(definitions: &D, caller: Scope, path: &str) -> Vec<D::Id> {
+fn through_usings<D: Lookup>(definitions: &D, caller: Scope, path: &str) -> Vec<D::Id> {
     let mut qualified = String::new();
     for using in caller.usings {
         qualified.clear();
         qualified.push_str(using);
         qualified.push_str("::");
         qualified.push_str(path);
-        let found: Vec<D::Id> = definitions
-            .with_qualname(&qualified)
-            .filter(|&id| definitions.callable_from(id, caller.language))
-            .collect();
+        let found = definitions.callable_with_qualname(&qualified, caller.language);
         if !found.is_empty() {
             return found;
         }
@@ -495,11 +489,7 @@ pub(crate) fn through_usings<D: Lookup>(definitions: &D, caller: Scope, path: &s
 
 /// The functions of the one qualified name that ends with `path`, among those a call from
 /// `language` may reach; none when there are several such names.
-pub(crate) fn by_unique_suffix<D: Lookup>(
-    definitions: &D,
-    language: Language,
-    path: &str,
-) -> Vec<D::Id> {
+fn by_unique_suffix<D: Lookup>(definitions: &D, language: Language, path: &str) -> Vec<D::Id> {
     let last = last_segment(path);
     let suffix = format!("::{path}");
     let candidates: Vec<D::Id> = definitions

@@ -541,6 +541,15 @@ impl Function {
         }
     }
 
+    /// Whether the call graph takes this function for a method: declared in a class (or a Rust
+    /// trait or impl), or defined out of line as `A::f` where `A` (qualified or by its last
+    /// segment) is a class, as `is_class` says.
+    pub fn is_method_where(&self, is_class: impl Fn(&str) -> bool) -> bool {
+        self.kind.is_method()
+            || split_path(&self.qualname)
+                .is_some_and(|(owner, _)| is_class(owner) || is_class(last_segment(owner)))
+    }
+
     /// Adds a call site with its notes.
     pub fn push_call(&mut self, site: CallSite, notes: impl IntoIterator<Item = CallNote>) {
         let call = self.calls.len() as u32;

@@ -1493,14 +1493,7 @@ impl Kept {
     /// only adds methods (and classes that make out-of-line definitions methods).
     fn methods<T: AsRef<FileModel>>(&self, models: &Models<T>, name: &str) -> usize {
         self.named(models, name)
-            .map(|(_, f)| f)
-            .filter(|f| {
-                let owner = owner_of(&f.qualname);
-                f.kind.is_method()
-                    || !owner.is_empty()
-                        && (self.classes.contains(owner)
-                            || self.classes.contains(last_segment(owner)))
-            })
+            .filter(|(_, f)| f.is_method_where(|class| self.classes.contains(class)))
             .count()
     }
 
@@ -1931,6 +1924,13 @@ enum Caller {
 }
 
 impl Caller {
+    /// The file the call is written in.
+    fn file(self) -> usize {
+        match self {
+            Caller::Call { file, .. } | Caller::Binding { file, .. } => file,
+        }
+    }
+
     /// Where the call is looked up from, what it names, and its number of arguments (none for
     /// a binding, whose targets are not chosen by arity).
     fn call<'m, T: AsRef<FileModel>>(
@@ -1938,7 +1938,7 @@ impl Caller {
         models: &'m Models<T>,
         files: &[(PathBuf, Language)],
     ) -> (Scope<'m>, &'m CallTarget, Option<u32>) {
-        let (Caller::Call { file, .. } | Caller::Binding { file, .. }) = self;
+        let file = self.file();
         let Some(Ok(model)) = &models[file] else {
             unreachable!("only the calls of parsed files wait");
         };
@@ -2069,7 +2069,7 @@ impl Live {
         files: &[(PathBuf, Language)],
         needs: &mut Vec<Need>,
     ) {
-        let (Caller::Call { file, .. } | Caller::Binding { file, .. }) = caller;
+        let file = caller.file();
         let language = files[file].1;
         let CallTarget::Named { path, receiver } = target else {
             if let CallTarget::Direct(id) = target {
