@@ -14,6 +14,12 @@
 //! ```
 //!
 //! Unknown keys, unknown rules and bad values are errors that name the file, line and column.
+//!
+//! The file is part of the analysed tree, so it is untrusted: it is read as [`crate::input`] reads
+//! every such file (a regular file, at most [`FILE_LIMIT`] bytes, never blocking), and the
+//! knowledge files it names are read only if, with symbolic links resolved, they are regular files
+//! inside its directory: a configuration cannot make gil-lint read `/proc/self/environ`,
+//! `/dev/zero` or a FIFO. (`--knowledge` on the command line is trusted for where it points.)
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -23,6 +29,10 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::diagnostic::Severity;
+use crate::input::{self, shown};
+
+/// The most a configuration file may hold, in bytes.
+pub const FILE_LIMIT: u64 = 1 << 20;
 
 /// The names searched in each directory, in order of preference.
 pub const FILE_NAMES: [&str; 3] = [".gil-lint.toml", "gil-lint.toml", "pyproject.toml"];
@@ -71,30 +81,63 @@ pub struct Config {
     pub warn_unused_suppressions: Option<bool>,
 }
 
-/// `path:line:col: message`, 1-based, for a byte range of `text`.
-fn located(path: &Path, text: &str, at: Option<std::ops::Range<usize>>, message: &str) -> String {
+/// `path:line:col: message`, 1-based, for a byte range of `text`; nothing of `text` itself is
+/// shown. The path's control characters are escaped, so the message stays on one line.
+pub(crate) fn located(
+    path: &Path,
+    text: &str,
+    at: Option<std::ops::Range<usize>>,
+    message: &str,
+) -> String {
     match at {
         Some(range) => {
-            let offset = range.start.min(text.len());
+            let mut offset = range.start.min(text.len());
+            while !text.is_char_boundary(offset) {
+                offset -= 1;
+            }
             let before = &text[..offset];
             let line = before.matches('\n').count() + 1;
             let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-            format!("{}:{line}:{column}: {message}", path.display())
+            format!("{}:{line}:{column}: {message}", shown(path))
         }
-        None => format!("{}: {message}", path.display()),
+        None => format!("{}: {message}", shown(path)),
     }
+}
+
+/// A configuration as parsed, with where each of its knowledge files is written.
+struct Parsed {
+    config: Config,
+    /// For each of `config.knowledge`: the path as written and its span in the file.
+    knowledge: Vec<(String, std::ops::Range<usize>)>,
 }
 
 impl Config {
     /// Reads a configuration file; for `pyproject.toml`, `Ok(None)` when it has no
     /// `[tool.gil-lint]` table. `rules` are the rule ids a file may name.
+    ///
+    /// The file must be a regular file of at most [`FILE_LIMIT`] bytes of UTF-8 text. Its
+    /// `knowledge` paths come back resolved (symbolic links followed), each checked to be a regular
+    /// file inside the file's directory; one that is not is an error at its `line:col`.
     pub fn load(path: &Path, rules: &[&str]) -> Result<Option<Config>, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-        Self::parse(path, &text, rules)
+        let text = input::read_text(path, FILE_LIMIT).map_err(|e| e.to_string())?;
+        let Some(Parsed {
+            mut config,
+            knowledge,
+        }) = Self::parse_spanned(path, &text, rules)?
+        else {
+            return Ok(None);
+        };
+        config.knowledge = confine_knowledge(path, &text, &config.knowledge, &knowledge)?;
+        Ok(Some(config))
     }
 
+    /// Parses a configuration's text; `knowledge` paths are joined to `path`'s directory but not
+    /// looked at ([`Config::load`] checks them).
     pub fn parse(path: &Path, text: &str, rules: &[&str]) -> Result<Option<Config>, String> {
+        Ok(Self::parse_spanned(path, text, rules)?.map(|parsed| parsed.config))
+    }
+
+    fn parse_spanned(path: &Path, text: &str, rules: &[&str]) -> Result<Option<Parsed>, String> {
         let toml_error = |e: toml::de::Error| {
             let message = e
                 .message()
@@ -133,6 +176,7 @@ impl Config {
         };
         let dir = path.parent().unwrap_or(Path::new("."));
         let exclude = raw.exclude.unwrap_or_default();
+        let knowledge = raw.knowledge.unwrap_or_default();
         for glob in &exclude {
             globset::Glob::new(glob.get_ref()).map_err(|e| {
                 located(
@@ -151,19 +195,24 @@ impl Config {
             };
             severity.insert(rule(&name)?, level);
         }
-        Ok(Some(Config {
+        let config = Config {
             path: Some(path.to_path_buf()),
             select: rule_set(raw.select)?,
             ignore: rule_set(raw.ignore)?.unwrap_or_default(),
             exclude: exclude.into_iter().map(Spanned::into_inner).collect(),
-            knowledge: raw
-                .knowledge
-                .unwrap_or_default()
-                .into_iter()
-                .map(|k| dir.join(k.into_inner()))
-                .collect(),
+            knowledge: knowledge.iter().map(|k| dir.join(k.get_ref())).collect(),
             severity,
             warn_unused_suppressions: raw.warn_unused_suppressions,
+        };
+        Ok(Some(Parsed {
+            config,
+            knowledge: knowledge
+                .into_iter()
+                .map(|k| {
+                    let span = k.span();
+                    (k.into_inner(), span)
+                })
+                .collect(),
         }))
     }
 
@@ -179,9 +228,10 @@ impl Config {
         while let Some(d) = dir {
             for name in FILE_NAMES {
                 let candidate = d.join(name);
-                if candidate.is_file()
-                    && let Some(config) = Self::load(&candidate, rules)?
-                {
+                // Anything so named but a directory is the configuration: a FIFO, a device or a
+                // dangling link is an error naming it, not a file to pass over silently.
+                let present = std::fs::symlink_metadata(&candidate).is_ok_and(|m| !m.is_dir());
+                if present && let Some(config) = Self::load(&candidate, rules)? {
                     return Ok(config);
                 }
             }
@@ -208,6 +258,76 @@ impl Config {
             set: crate::discover::exclude_set(&self.exclude)?,
         })
     }
+}
+
+/// The configuration's `knowledge` paths (`joined` to its directory, `written` as in the file),
+/// resolved, each a regular file of at most [`crate::knowledge::FILE_LIMIT`] bytes inside the
+/// directory of the configuration `path` once symbolic links are followed.
+fn confine_knowledge(
+    path: &Path,
+    text: &str,
+    joined: &[PathBuf],
+    written: &[(String, std::ops::Range<usize>)],
+) -> Result<Vec<PathBuf>, String> {
+    if joined.is_empty() {
+        return Ok(Vec::new());
+    }
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let root = std::fs::canonicalize(dir).map_err(|e| {
+        format!(
+            "{}: cannot resolve its directory: {}",
+            shown(path),
+            input::one_line(&e.to_string())
+        )
+    })?;
+    let limit = crate::knowledge::FILE_LIMIT;
+    joined
+        .iter()
+        .zip(written)
+        .map(|(joined, (written, span))| {
+            let at = |message: String| {
+                let written = shown(Path::new(written));
+                located(
+                    path,
+                    text,
+                    Some(span.clone()),
+                    &format!("knowledge file `{written}` {message}"),
+                )
+            };
+            let resolved = std::fs::canonicalize(joined).map_err(|e| {
+                at(format!(
+                    "cannot be read: {}",
+                    input::one_line(&e.to_string())
+                ))
+            })?;
+            if !resolved.starts_with(&root) {
+                return Err(at(format!(
+                    "is outside the configuration's directory {} (symbolic links resolved); \
+                     only files inside it are read",
+                    shown(&root)
+                )));
+            }
+            let metadata = std::fs::metadata(&resolved).map_err(|e| {
+                at(format!(
+                    "cannot be read: {}",
+                    input::one_line(&e.to_string())
+                ))
+            })?;
+            if !metadata.is_file() {
+                return Err(at(format!(
+                    "is not a regular file ({})",
+                    input::kind_of(&metadata)
+                )));
+            }
+            if metadata.len() > limit {
+                return Err(at(format!("is larger than {}", input::bytes(limit))));
+            }
+            Ok(resolved)
+        })
+        .collect()
 }
 
 pub struct Excluder {
@@ -290,6 +410,117 @@ mod tests {
         );
         let err = parse("gil-lint.toml", "exclude = [\"a/[b\"]\n").unwrap_err();
         assert!(err.starts_with("gil-lint.toml:1:12: invalid glob"), "{err}");
+    }
+
+    /// A project directory with `gil-lint.toml` naming `knowledge`, beside `outside.toml`.
+    fn project(knowledge: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("proj");
+        std::fs::create_dir_all(project.join("tools")).unwrap();
+        let knowledge_file = "[framework]\nname = 'x'\nlanguage = 'cpp'\n";
+        std::fs::write(project.join("tools/k.toml"), knowledge_file).unwrap();
+        std::fs::write(dir.path().join("outside.toml"), knowledge_file).unwrap();
+        let config = project.join("gil-lint.toml");
+        std::fs::write(
+            &config,
+            format!("select = []\nknowledge = [\"tools/k.toml\", \"{knowledge}\"]\n"),
+        )
+        .unwrap();
+        (dir, config)
+    }
+
+    fn load(path: &Path) -> Result<Option<Config>, String> {
+        Config::load(path, RULES)
+    }
+
+    #[test]
+    fn knowledge_inside_the_directory_is_resolved() {
+        let (dir, config) = project("./tools/../tools/k.toml");
+        let config = load(&config).unwrap().unwrap();
+        let k = std::fs::canonicalize(dir.path().join("proj/tools/k.toml")).unwrap();
+        assert_eq!(config.knowledge, [k.clone(), k]);
+    }
+
+    #[test]
+    fn knowledge_outside_the_directory_is_refused_at_its_position() {
+        for written in ["../outside.toml", "/etc/passwd"] {
+            let (_dir, config) = project(written);
+            let err = load(&config).unwrap_err();
+            let at = format!(
+                "{}:2:30: knowledge file `{written}` is outside",
+                shown(&config)
+            );
+            assert!(err.starts_with(&at), "{err}");
+            assert!(!err.contains('\n'), "{err}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn knowledge_through_a_symbolic_link_is_checked_where_it_points() {
+        let (dir, config) = project("tools/link.toml");
+        let link = dir.path().join("proj/tools/link.toml");
+        std::os::unix::fs::symlink("../../outside.toml", &link).unwrap();
+        let err = load(&config).unwrap_err();
+        assert!(
+            err.contains("knowledge file `tools/link.toml` is outside"),
+            "{err}"
+        );
+        // A link that stays inside is followed.
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink("k.toml", &link).unwrap();
+        assert!(load(&config).is_ok());
+        // A link to a device inside the tree is not a regular file.
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        assert!(load(&config).unwrap_err().contains("is outside"));
+        std::fs::remove_file(&link).unwrap();
+        std::fs::create_dir(&link).unwrap();
+        let err = load(&config).unwrap_err();
+        assert!(
+            err.ends_with("is not a regular file (a directory)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_missing_knowledge_file_is_located() {
+        let (_dir, config) = project("tools/nope.toml");
+        let err = load(&config).unwrap_err();
+        assert!(
+            err.starts_with(&format!(
+                "{}:2:30: knowledge file `tools/nope.toml` cannot be read: ",
+                shown(&config)
+            )),
+            "{err}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_configuration_itself_must_be_a_small_regular_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("gil-lint.toml");
+        std::os::unix::fs::symlink("/dev/zero", &config).unwrap();
+        let err = Config::discover(dir.path(), RULES).unwrap_err();
+        assert_eq!(
+            err,
+            format!(
+                "{}: not a regular file (a character device)",
+                shown(
+                    &std::fs::canonicalize(dir.path())
+                        .unwrap()
+                        .join("gil-lint.toml")
+                )
+            )
+        );
+        std::fs::remove_file(&config).unwrap();
+        std::fs::write(&config, vec![b'#'; FILE_LIMIT as usize + 1]).unwrap();
+        assert!(load(&config).unwrap_err().ends_with(": larger than 1 MiB"));
+        // A directory so named is passed over.
+        std::fs::remove_file(&config).unwrap();
+        std::fs::create_dir(&config).unwrap();
+        assert!(Config::discover(dir.path(), RULES).unwrap().path.is_none());
     }
 
     #[test]

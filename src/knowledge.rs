@@ -3,14 +3,24 @@
 //! The analysis never names a framework API itself: what releases or acquires the GIL, what needs
 //! it and what is a once/lock primitive all come from these files, so a user can describe their own
 //! wrappers without recompiling.
+//!
+//! A knowledge file other than the built-in ones is read as [`crate::input`] reads every untrusted
+//! file: a regular file of at most [`FILE_LIMIT`] bytes of UTF-8 text without NUL bytes. Its errors
+//! are `file:line:col: message`, never its source line, and quoted strings in the message are
+//! elided (where the file came from, [`crate::config`] decides).
 
 mod rust;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Deserialize;
+
+use crate::input::{self, shown};
+
+/// The most a knowledge file may hold, in bytes (the built-in ones are a few KiB each).
+pub const FILE_LIMIT: u64 = 1 << 20;
 
 /// The knowledge files compiled into the binary.
 const BUILTIN: &[(&str, &str)] = &[
@@ -252,9 +262,14 @@ impl Knowledge {
             knowledge.add_text(name, text)?;
         }
         for path in extra {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("{}: cannot read knowledge file", path.display()))?;
-            knowledge.add_text(&path.display().to_string(), &text)?;
+            let text = input::read_text(path, FILE_LIMIT).map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: cannot read the knowledge file: {}",
+                    shown(path),
+                    e.detail()
+                )
+            })?;
+            knowledge.add_text(&shown(path), &text)?;
         }
         Ok(knowledge)
     }
@@ -264,7 +279,14 @@ impl Knowledge {
     }
 
     fn add_text(&mut self, name: &str, text: &str) -> Result<()> {
-        let error = |e: toml::de::Error| anyhow::anyhow!("{name}: {}", e.to_string().trim());
+        // `toml`'s `Display` quotes the offending source line: only the position and the message.
+        let error = |e: toml::de::Error| {
+            let message = elide_strings(&input::one_line(e.message()));
+            anyhow::anyhow!(
+                "{}",
+                crate::config::located(Path::new(name), text, e.span(), &message)
+            )
+        };
         let header: FileHeader = toml::from_str(text).map_err(error)?;
         match header.framework.language.as_str() {
             "cpp" => self.add_cpp(toml::from_str(text).map_err(error)?),
@@ -386,6 +408,38 @@ impl Knowledge {
     }
 }
 
+/// `message` with each double-quoted string (serde's `invalid type: string "..."`) replaced by
+/// `"…"`: a message names what was wrong, not the value.
+fn elide_strings(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut chars = message.chars();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c != '"' {
+            continue;
+        }
+        // Skip to the closing quote (a backslash escapes the next character).
+        let mut closed = false;
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => {
+                    chars.next();
+                }
+                '"' => {
+                    closed = true;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        out.push('…');
+        if closed {
+            out.push('"');
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -430,7 +484,60 @@ mod tests {
                 "[framework]\nname='x'\nlanguage='cpp'\n[gil]\nrelease_gaurds=[]\n",
             )
             .unwrap_err();
-        assert!(err.to_string().starts_with("x.toml: "), "{err}");
-        assert!(err.to_string().contains("release_gaurds"), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("x.toml:5:1: unknown field `release_gaurds`"),
+            "{err}"
+        );
+        assert!(!err.to_string().contains('\n'), "{err}");
+    }
+
+    #[test]
+    fn parse_errors_show_the_position_not_the_source() {
+        let mut k = Knowledge::default();
+        let err = k
+            .add_text("x.toml", "[framework]\nname='x'\nSECRET=hunter2\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("x.toml:3:8: "), "{err}");
+        assert!(!err.contains("hunter2") && !err.contains('\n'), "{err}");
+        let err = k
+            .add_text("x.toml", "framework = \"hunter2\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("x.toml:1:13: "), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+
+    #[test]
+    fn quoted_strings_are_elided() {
+        assert_eq!(
+            elide_strings(r#"invalid type: string "a\"b", expected a sequence"#),
+            r#"invalid type: string "…", expected a sequence"#
+        );
+        assert_eq!(elide_strings(r#"unterminated "abc"#), r#"unterminated "…"#);
+        assert_eq!(elide_strings("unknown field `x`"), "unknown field `x`");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn extra_files_must_be_regular_and_small() {
+        let err = Knowledge::load(&[Path::new("/dev/zero")])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "/dev/zero: cannot read the knowledge file: not a regular file (a character device)"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.toml");
+        std::fs::write(&big, vec![b'#'; FILE_LIMIT as usize + 1]).unwrap();
+        let err = Knowledge::load(&[&big]).unwrap_err().to_string();
+        assert!(err.ends_with("larger than 1 MiB"), "{err}");
+        let environ = dir.path().join("environ");
+        std::fs::write(&environ, b"GIL_LINT_SECRET=s3cr3t\0PATH=/bin\0").unwrap();
+        let err = Knowledge::load(&[&environ]).unwrap_err().to_string();
+        assert!(err.ends_with("binary file (NUL byte 22)"), "{err}");
+        assert!(!err.contains("s3cr3t"), "{err}");
     }
 }

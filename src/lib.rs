@@ -11,6 +11,7 @@ pub mod config;
 pub mod diagnostic;
 pub mod discover;
 pub mod frontend;
+pub mod input;
 pub mod knowledge;
 pub mod model;
 pub mod prefilter;

@@ -255,6 +255,9 @@ fn check(args: CheckArgs) -> Result<u8, String> {
     }
     let config = settings(&args)?;
     let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
+    if let Some(path) = &args.write_baseline {
+        baseline::check_writable(path)?;
+    }
     let bar = Bar::new(!args.quiet && std::io::stderr().is_terminal());
     let pool = gil_lint::thread_pool(args.threads);
     let report = pool.install(|| {
@@ -284,8 +287,8 @@ fn check(args: CheckArgs) -> Result<u8, String> {
         return Err("no file could be read".to_string());
     }
     if let Some(path) = &args.write_baseline {
-        std::fs::write(path, baseline::write(&analysis.program, &analysis.findings))
-            .map_err(|e| format!("{}: cannot write the baseline: {e}", path.display()))?;
+        // Atomically, and never through a symbolic link (see `baseline::write_file`).
+        baseline::save(path, &analysis.program, &analysis.findings)?;
         if !args.quiet {
             eprintln!(
                 "wrote {} to {}",
