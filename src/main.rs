@@ -53,9 +53,9 @@ struct CheckArgs {
     /// Write the report to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Worker threads (default: one per core).
-    #[arg(long, value_name = "N")]
-    threads: Option<usize>,
+    /// Worker threads, 1 to 256 (default: one per core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_THREADS))]
+    threads: Option<u16>,
     /// Skip paths matching this glob (repeatable), e.g. `third_party/**`; added to the
     /// configuration's `exclude`.
     #[arg(long, value_name = "GLOB")]
@@ -111,14 +111,15 @@ enum Format {
 const EXIT_CLEAN: u8 = 0;
 const EXIT_FINDINGS: u8 = 1;
 const EXIT_USAGE: u8 = 2;
+/// More threads than this cannot help (each has its own large stack for deep syntax).
+const MAX_THREADS: i64 = 256;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Some(id) = cli.explain {
         return match gil_lint::find_rule(&id) {
             Some(rule) => {
-                print!("{}", rule.markdown());
-                ExitCode::from(EXIT_CLEAN)
+                print_out(&rule.markdown())
             }
             None => usage_error(&format!("unknown rule `{id}`; `gil-lint rules` lists them")),
         };
@@ -129,14 +130,18 @@ fn main() -> ExitCode {
             Err(message) => usage_error(&message),
         },
         Some(Command::Rules) => {
+            let mut list = String::new();
             for rule in gil_lint::all_rules() {
                 let severity = match rule.default_severity {
                     Severity::Error => "error",
                     Severity::Warning => "warning",
                 };
-                println!("{:<20} {severity:<8} {}", rule.id, rule.summary);
+                list.push_str(&format!(
+                    "{:<20} {severity:<8} {}\n",
+                    rule.id, rule.summary
+                ));
             }
-            ExitCode::from(EXIT_CLEAN)
+            print_out(&list)
         }
         Some(Command::ParseStats { paths }) => parse_stats(&paths),
         None => usage_error("no command; try `gil-lint check .`"),
@@ -144,8 +149,24 @@ fn main() -> ExitCode {
 }
 
 fn usage_error(message: &str) -> ExitCode {
-    eprintln!("error: {message}");
+    say(&format!("error: {message}"));
     ExitCode::from(EXIT_USAGE)
+}
+
+/// One line on standard error. A closed or failing standard error is ignored: nothing is left
+/// to report it on (`eprintln!` would panic).
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// Writes `text` to standard output: a closed pipe (`gil-lint rules | head -1`) ends quietly, as
+/// in ripgrep and ruff; another error is a one-line error.
+fn print_out(text: &str) -> ExitCode {
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Ok(()) => ExitCode::from(EXIT_CLEAN),
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(EXIT_CLEAN),
+        Err(err) => usage_error(&format!("cannot write output: {}", io_reason(&err))),
+    }
 }
 
 fn rule_ids() -> Vec<&'static str> {
@@ -259,7 +280,7 @@ fn check(args: CheckArgs) -> Result<u8, String> {
         baseline::check_writable(path)?;
     }
     let bar = Bar::new(!args.quiet && std::io::stderr().is_terminal());
-    let pool = gil_lint::thread_pool(args.threads);
+    let pool = gil_lint::thread_pool(args.threads.map(usize::from))?;
     let report = pool.install(|| {
         check::run(check::Options {
             paths: args.paths.clone(),
@@ -275,13 +296,13 @@ fn check(args: CheckArgs) -> Result<u8, String> {
     bar.bar.finish_and_clear();
     let analysis = &report.analysis;
     for error in &analysis.errors {
-        eprintln!("warning: {error}");
+        say(&format!("warning: {error}"));
     }
     for root in &report.empty_roots {
-        eprintln!(
+        say(&format!(
             "warning: {}: no C, C++, CUDA or Rust files found",
             root.display()
-        );
+        ));
     }
     if analysis.program.files.is_empty() && !analysis.errors.is_empty() {
         return Err("no file could be read".to_string());
@@ -313,13 +334,14 @@ fn check(args: CheckArgs) -> Result<u8, String> {
         }
         (None, format) => std::io::stdout().write_all(render_text(&report, format).as_bytes()),
     };
-    if let Err(err) = written
-        && err.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        return Err(format!("cannot write output: {err}"));
+    match written {
+        Ok(()) => {}
+        // The reader has all it wanted (`| head`): end quietly, as ripgrep and ruff do.
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => return Ok(EXIT_CLEAN),
+        Err(err) => return Err(format!("cannot write output: {}", io_reason(&err))),
     }
     if !args.quiet && (args.format == Format::Human || args.output.is_some()) {
-        eprintln!("{}", summary(&report, started.elapsed()));
+        say(&summary(&report, started.elapsed()));
     }
     Ok(if analysis.findings.is_empty() {
         EXIT_CLEAN

@@ -1030,57 +1030,108 @@ impl Iterator for RustLexer<'_> {
     }
 }
 
-/// Deepest bracket nesting the Rust front-end is given.
-pub const MAX_RUST_NESTING: usize = 256;
-/// Longest run of tokens in one bracket level without a `,` or `;` (a chain of unary operators,
-/// of method calls, of generic types, of assignments...) the Rust front-end is given.
-pub const MAX_RUST_RUN: usize = 4096;
+/// The most nesting the Rust front-end is given: an upper bound on how deep syn's parser, the
+/// front-end's walk and the syntax tree's drop recurse (see [`rust_depth_within_bounds`]). With
+/// [`crate::STACK_PER_RUST_LEVEL`] bytes a level, it sizes the worker threads' stacks.
+pub const MAX_RUST_DEPTH: usize = 8_192;
 
-/// Whether Rust text is shallow enough for the recursive parser and walker of the Rust
-/// front-end: nesting deeper than [`MAX_RUST_NESTING`] brackets, or [`MAX_RUST_RUN`] tokens without
-/// a separator, would overflow the stack. Real code stays far below both.
+/// The words that may follow a `}` and continue what it ends: `if a {} else {}`,
+/// `for S {..} in xs`, `impl Tr<{ N }> for T`, a `where` after a const block. Any other word (or
+/// an attribute's `#`) after a `}` starts a new item, statement or match arm.
+const CONTINUES_AFTER_BRACE: &[&[u8]] = &[b"else", b"as", b"in", b"where", b"for"];
+
+/// Whether Rust text is shallow enough for the recursive parser, walker and drop of the Rust
+/// front-end, so that no input can overflow a worker's stack.
+///
+/// Each token of a nesting (a bracket, a unary operator, a link of a method chain, an operand of
+/// a long `a + b + ...`, which syn parses in a loop but stores as a left-leaning tree) costs at
+/// most a few stack frames somewhere. So the depth at any token is bounded by the tokens of every
+/// open bracket level since that level's last point where all of them had been returned from:
+/// a `,` or `;`, the end of a block that a new item, statement or match arm follows. The bound is
+/// their sum, and a file over [`MAX_RUST_DEPTH`] is refused. A file of any number of items,
+/// statements or arms stays within it; only one expression or type nested thousands deep does
+/// not. Only a valid prefix can make syn recurse (it stops at the first error), so those resets
+/// need only hold for valid Rust.
 pub fn rust_depth_within_bounds(text: &str) -> Result<(), String> {
-    let lexer = RustLexer {
+    let mut lexer = RustLexer {
         bytes: text.as_bytes(),
         i: 0,
     };
-    // The tokens since the last separator, per open bracket.
-    let mut runs = vec![0usize];
-    for token in lexer {
-        match token {
-            Token::Punct(b'(' | b'[' | b'{') => {
-                if let Some(run) = runs.last_mut() {
-                    *run += 1;
+    /// One open bracket level (the outermost is the file).
+    struct Level {
+        /// Tokens since the last point where they had all been returned from.
+        run: usize,
+        /// A `{` right after `=>`: a match arm's block, whose end ends the arm.
+        arm_body: bool,
+    }
+    let mut levels = vec![Level {
+        run: 0,
+        arm_body: false,
+    }];
+    // The sum of the levels' runs, plus one per open level.
+    let mut depth = 1usize;
+    let mut previous = [None, None];
+    // A `}` closed just before this token: unless the token continues it, what came before at
+    // this level has been parsed and returned from.
+    let mut brace_closed = false;
+    while let Some(token) = lexer.next() {
+        let nested = levels.len() > 1;
+        let level = levels.last_mut().expect("the file's level is never closed");
+        if std::mem::take(&mut brace_closed) {
+            let ends = match token {
+                Token::Ident(start, end) => {
+                    !CONTINUES_AFTER_BRACE.contains(&&text.as_bytes()[start..end])
                 }
-                runs.push(0);
-                if runs.len() > MAX_RUST_NESTING {
-                    return Err(format!(
-                        "brackets nested deeper than {MAX_RUST_NESTING} levels, skipped"
-                    ));
-                }
-            }
-            Token::Punct(b')' | b']' | b'}') if runs.len() > 1 => {
-                runs.pop();
-            }
-            Token::Punct(b',' | b';') => {
-                if let Some(run) = runs.last_mut() {
-                    *run = 0;
-                }
-            }
-            _ => {
-                let run = runs
-                    .last_mut()
-                    .expect("the outermost level is never closed");
-                *run += 1;
-                if *run > MAX_RUST_RUN {
-                    return Err(format!(
-                        "more than {MAX_RUST_RUN} tokens without a separator, skipped"
-                    ));
-                }
+                Token::Punct(b'#') => true,
+                _ => false,
+            };
+            if ends {
+                depth -= level.run;
+                level.run = 0;
             }
         }
+        match token {
+            Token::Punct(b'(' | b'[' | b'{') => {
+                let arm_body = token == Token::Punct(b'{')
+                    && previous == [Some(Token::Punct(b'=')), Some(Token::Punct(b'>'))];
+                level.run += 1;
+                levels.push(Level { run: 0, arm_body });
+                depth += 2;
+            }
+            Token::Punct(b')' | b']' | b'}') if nested => {
+                let closed = levels.pop().expect("more than one level is open");
+                depth -= closed.run + 1;
+                let level = levels.last_mut().expect("the file's level is never closed");
+                if closed.arm_body {
+                    depth -= level.run;
+                    level.run = 0;
+                } else if token == Token::Punct(b'}') {
+                    brace_closed = true;
+                }
+            }
+            Token::Punct(b',' | b';') => {
+                depth -= level.run;
+                level.run = 0;
+            }
+            _ => {
+                level.run += 1;
+                depth += 1;
+            }
+        }
+        if depth > MAX_RUST_DEPTH {
+            return Err(format!(
+                "nested more than {MAX_RUST_DEPTH} levels deep (line {}), skipped",
+                line_of(text.as_bytes(), lexer.i)
+            ));
+        }
+        previous = [previous[1], Some(token)];
     }
     Ok(())
+}
+
+/// The 1-based line of byte `at`, for a message.
+fn line_of(bytes: &[u8], at: usize) -> usize {
+    memchr::memchr_iter(b'\n', &bytes[..at.min(bytes.len())]).count() + 1
 }
 
 /// Rust keywords that may stand in an `impl` head.

@@ -12,7 +12,7 @@ use gil_lint::knowledge::Knowledge;
 
 /// Every rendering of one whole check (suppressions reported when unused), and its errors.
 fn run(roots: &[PathBuf], prefilter: bool, threads: usize) -> String {
-    let pool = gil_lint::thread_pool(Some(threads));
+    let pool = gil_lint::thread_pool(Some(threads)).unwrap();
     let report = pool
         .install(|| {
             check::run(check::Options {
