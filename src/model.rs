@@ -316,6 +316,8 @@ pub struct SourceFile {
     pub text: String,
     /// Byte offset of each line start (offsets are 32-bit throughout the model).
     line_starts: Vec<u32>,
+    /// The text starts with a UTF-8 byte order mark, which no editor counts as a column.
+    bom: bool,
     /// The length and a hash of the text analysed, to know it again.
     len: usize,
     hash: u64,
@@ -330,12 +332,11 @@ fn text_hash(text: &str) -> u64 {
 
 impl SourceFile {
     pub fn new(path: PathBuf, language: Language, text: String) -> Self {
-        let line_starts = codespan_reporting::files::line_starts(&text)
-            .map(|start| start as u32)
-            .collect();
+        let line_starts = line_starts(&text);
         SourceFile {
             path,
             language,
+            bom: text.starts_with(BOM),
             len: text.len(),
             hash: text_hash(&text),
             text,
@@ -362,14 +363,10 @@ impl SourceFile {
             return true;
         }
         let mut blank = String::with_capacity(self.len);
-        for line in 0..self.line_starts.len() {
-            let start = self.line_start(line);
-            let end = self
-                .line_starts
-                .get(line + 1)
-                .map_or(self.len, |&end| end as usize);
-            blank.extend(std::iter::repeat_n(' ', end - start));
-            if end > start && line + 1 < self.line_starts.len() {
+        for line in 0..self.line_count() {
+            let range = self.line_range(line).expect("the line exists");
+            blank.extend(std::iter::repeat_n(' ', range.len()));
+            if !range.is_empty() && line + 1 < self.line_count() {
                 blank.pop();
                 blank.push('\n');
             }
@@ -382,12 +379,34 @@ impl SourceFile {
     pub fn line_col(&self, offset: u32) -> (usize, usize) {
         let offset = (offset as usize).min(self.len);
         let line = self.line_of(offset);
-        let start = self.line_start(line);
-        let column = self
-            .text
+        (line + 1, self.column(line, offset) + 1)
+    }
+
+    /// The 0-based column in characters of byte `offset` on 0-based line `line`; a byte order
+    /// mark does not count.
+    pub fn column(&self, line: usize, offset: usize) -> usize {
+        let mut start = self.line_start(line);
+        if line == 0 && self.bom {
+            start = BOM.len().min(offset);
+        }
+        self.text
             .get(start..offset)
-            .map_or(offset - start, |s| s.chars().count());
-        (line + 1, column + 1)
+            .map_or(offset.saturating_sub(start), |s| s.chars().count())
+    }
+
+    /// The byte range of 0-based line `line`, with its line break.
+    pub fn line_range(&self, line: usize) -> Option<Range<usize>> {
+        let start = *self.line_starts.get(line)? as usize;
+        let end = self
+            .line_starts
+            .get(line + 1)
+            .map_or(self.len, |&end| end as usize);
+        Some(start..end)
+    }
+
+    /// How many lines the text has (a last line without a line break counts).
+    pub fn line_count(&self) -> usize {
+        self.line_starts.len()
     }
 
     /// The 0-based line holding byte `offset`.
@@ -401,6 +420,21 @@ impl SourceFile {
     pub fn line_start(&self, line: usize) -> usize {
         self.line_starts[line] as usize
     }
+}
+
+const BOM: &str = "\u{feff}";
+
+/// The byte offset of each line's start. A line ends at `\n`, `\r\n` or a lone `\r` (old Mac
+/// files), as editors count them; every renderer locates offsets through these.
+pub fn line_starts(text: &str) -> Vec<u32> {
+    let bytes = text.as_bytes();
+    let mut starts = vec![0];
+    for at in memchr::memchr2_iter(b'\n', b'\r', bytes) {
+        if bytes[at] == b'\n' || bytes.get(at + 1) != Some(&b'\n') {
+            starts.push((at + 1) as u32);
+        }
+    }
+    starts
 }
 
 /// Every function of a program, by [`FnId`]. Each file's functions stay in the vector its

@@ -3,6 +3,7 @@
 //! syn trees are not `Send` (their spans live in a thread-local source map), so each file is
 //! parsed and turned into plain data inside its worker thread.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -20,7 +21,7 @@ use crate::model::{
 };
 
 pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileModel, String> {
-    let file = syn::parse_file(text).map_err(|e| {
+    let file = syn::parse_file(&blank_preamble(text)).map_err(|e| {
         let at = e.span().start();
         format!(
             "does not parse as Rust (line {}, column {}): {e}",
@@ -75,6 +76,25 @@ pub(crate) fn module_path(path: &Path) -> (String, Vec<String>) {
         }
     }
     (krate, module)
+}
+
+/// `text` with a byte order mark and a `#!` line turned into spaces of the same length. syn drops
+/// both before parsing, which would shift every span: blanked, spans are offsets into `text`.
+fn blank_preamble(text: &str) -> Cow<'_, str> {
+    const BOM: &str = "\u{feff}";
+    let bom = if text.starts_with(BOM) { BOM.len() } else { 0 };
+    let rest = &text[bom..];
+    // rustc's rule: `#!` starts a shebang line unless `[` follows (an inner attribute `#![..]`).
+    let shebang = match rest.strip_prefix("#!") {
+        Some(after) if !after.trim_start().starts_with('[') => {
+            rest.find('\n').unwrap_or(rest.len())
+        }
+        _ => 0,
+    };
+    match bom + shebang {
+        0 => Cow::Borrowed(text),
+        blanked => Cow::Owned(" ".repeat(blanked) + &text[blanked..]),
+    }
 }
 
 fn span_of(span: SynSpan) -> Span {

@@ -1,16 +1,15 @@
 //! rustc-like output through codespan-reporting: the primary label on the root cause, a secondary
 //! label on every hop of the path.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
 use codespan_reporting::diagnostic::{Diagnostic, Label, Severity as CsSeverity};
-use codespan_reporting::files::SimpleFiles;
+use codespan_reporting::files::{Error as FilesError, Files};
 use codespan_reporting::term::{self, Config};
 
 use crate::diagnostic::{Finding, Severity};
-use crate::model::Program;
+use crate::model::{Program, SourceFile};
 
 /// A labelled line longer than this (a minified or generated file) is shown cut to the part
 /// around its labels, so that one finding does not print megabytes.
@@ -21,39 +20,73 @@ const ELLIPSIS: &str = "…";
 
 pub struct HumanRenderer<'p> {
     program: &'p Program,
-    /// The files as codespan reads them, for every finding without an over-long line.
-    files: SimpleFiles<String, Cow<'p, str>>,
     config: Config,
+}
+
+/// The program's files as codespan reads them, some with their over-long lines cut, located
+/// through the model's own line map (so a line and column here are those of every other format).
+struct Sources<'p> {
+    program: &'p Program,
+    cuts: BTreeMap<usize, SourceFile>,
+}
+
+impl Sources<'_> {
+    fn file(&self, id: usize) -> &SourceFile {
+        self.cuts.get(&id).unwrap_or(&self.program.files[id])
+    }
+}
+
+impl<'a> Files<'a> for Sources<'_> {
+    type FileId = usize;
+    type Name = std::path::Display<'a>;
+    type Source = &'a str;
+
+    fn name(&'a self, id: usize) -> Result<Self::Name, FilesError> {
+        Ok(self.file(id).path.display())
+    }
+
+    fn source(&'a self, id: usize) -> Result<&'a str, FilesError> {
+        Ok(&self.file(id).text)
+    }
+
+    fn line_index(&'a self, id: usize, byte_index: usize) -> Result<usize, FilesError> {
+        Ok(self.file(id).line_of(byte_index))
+    }
+
+    fn line_range(&'a self, id: usize, line_index: usize) -> Result<Range<usize>, FilesError> {
+        let file = self.file(id);
+        file.line_range(line_index)
+            .ok_or(FilesError::LineTooLarge {
+                given: line_index,
+                max: file.line_count() - 1,
+            })
+    }
+
+    fn column_number(
+        &'a self,
+        id: usize,
+        line_index: usize,
+        byte_index: usize,
+    ) -> Result<usize, FilesError> {
+        Ok(self.file(id).column(line_index, byte_index) + 1)
+    }
 }
 
 impl<'p> HumanRenderer<'p> {
     pub fn new(program: &'p Program) -> Self {
         HumanRenderer {
             program,
-            files: Self::files(program, &BTreeMap::new()),
             config: Config::default(),
         }
     }
 
-    /// The program's files, with the texts of `cuts` in place of theirs.
-    fn files(
-        program: &'p Program,
-        cuts: &BTreeMap<usize, Excerpt>,
-    ) -> SimpleFiles<String, Cow<'p, str>> {
-        let mut files = SimpleFiles::new();
-        for (id, file) in program.files.iter().enumerate() {
-            let text = match cuts.get(&id) {
-                Some(excerpt) => Cow::Owned(excerpt.text.clone()),
-                None => Cow::Borrowed(file.text.as_str()),
-            };
-            files.add(file.path.display().to_string(), text);
-        }
-        files
-    }
-
-    /// For a finding with a labelled line over [`MAX_SHOWN_LINE`] bytes: the files with those
-    /// lines cut around its labels, and the finding with its spans moved to match.
-    fn cut(&self, finding: &Finding) -> Option<(SimpleFiles<String, Cow<'p, str>>, Finding)> {
+    /// The files to show `finding` from: for a labelled line over [`MAX_SHOWN_LINE`] bytes,
+    /// those lines cut around its labels, and the finding with its spans moved to match.
+    fn sources(&self, finding: &Finding) -> (Sources<'p>, Option<Finding>) {
+        let uncut = Sources {
+            program: self.program,
+            cuts: BTreeMap::new(),
+        };
         let mut by_file: BTreeMap<usize, Vec<Range<usize>>> = BTreeMap::new();
         for span in finding.spans() {
             by_file
@@ -61,24 +94,34 @@ impl<'p> HumanRenderer<'p> {
                 .or_default()
                 .push(span.range());
         }
-        let mut cuts: BTreeMap<usize, Excerpt> = BTreeMap::new();
+        let mut excerpts: BTreeMap<usize, Excerpt> = BTreeMap::new();
         for (file, ranges) in by_file {
-            let text = self.program.files[file].text.as_str();
-            if let Some(excerpt) = Excerpt::of(text, &ranges) {
-                cuts.insert(file, excerpt);
+            if let Some(excerpt) = Excerpt::of(&self.program.files[file], &ranges) {
+                excerpts.insert(file, excerpt);
             }
         }
-        if cuts.is_empty() {
-            return None;
+        if excerpts.is_empty() {
+            return (uncut, None);
         }
         let mut finding = finding.clone();
         for span in finding.spans_mut() {
-            if let Some(excerpt) = cuts.get(&(span.file as usize)) {
+            if let Some(excerpt) = excerpts.get(&(span.file as usize)) {
                 span.start = excerpt.map(span.start as usize) as u32;
                 span.end = excerpt.map(span.end as usize) as u32;
             }
         }
-        Some((Self::files(self.program, &cuts), finding))
+        let cuts = excerpts
+            .into_iter()
+            .map(|(id, excerpt)| {
+                let file = &self.program.files[id];
+                (id, SourceFile::new(file.path.clone(), file.language, excerpt.text))
+            })
+            .collect();
+        let sources = Sources {
+            program: self.program,
+            cuts,
+        };
+        (sources, Some(finding))
     }
 
     fn diagnostic(finding: &Finding) -> Diagnostic<usize> {
@@ -140,21 +183,13 @@ impl<'p> HumanRenderer<'p> {
         writer: &mut dyn codespan_reporting::term::termcolor::WriteColor,
     ) -> std::io::Result<()> {
         for finding in findings {
-            match self.cut(finding) {
-                Some((files, finding)) => term::emit_to_write_style(
-                    writer,
-                    &self.config,
-                    &files,
-                    &Self::diagnostic(&finding),
-                ),
-                None => term::emit_to_write_style(
-                    writer,
-                    &self.config,
-                    &self.files,
-                    &Self::diagnostic(finding),
-                ),
-            }
-            .map_err(std::io::Error::other)?;
+            let (sources, cut) = self.sources(finding);
+            let diagnostic = Self::diagnostic(cut.as_ref().unwrap_or(finding));
+            term::emit_to_write_style(writer, &self.config, &sources, &diagnostic).map_err(|err| match err {
+                // Kept as it is, so that a closed pipe is still known as one.
+                codespan_reporting::files::Error::Io(err) => err,
+                other => std::io::Error::other(other),
+            })?;
             writeln!(writer)?;
         }
         Ok(())
@@ -171,14 +206,16 @@ struct Excerpt {
 
 impl Excerpt {
     /// `None` when no labelled line is too long.
-    fn of(text: &str, labels: &[Range<usize>]) -> Option<Self> {
+    fn of(file: &SourceFile, labels: &[Range<usize>]) -> Option<Self> {
+        let text = file.text.as_str();
         // Line start -> (line end, the part of it to keep): each over-long line a label touches,
         // with every labelled part of it (a label may also span it from a line above).
         let mut windows: BTreeMap<usize, (usize, Range<usize>)> = BTreeMap::new();
-        let mut line_start = 0;
-        for line in text.split('\n') {
-            let line_end = line_start + line.len();
-            if line.len() > MAX_SHOWN_LINE {
+        for line in 0..file.line_count() {
+            let range = file.line_range(line).expect("the line exists");
+            let line_start = range.start;
+            let line_end = line_start + text[range].trim_end_matches(['\n', '\r']).len();
+            if line_end - line_start > MAX_SHOWN_LINE {
                 for label in labels {
                     if label.start <= line_end && label.end >= line_start {
                         let on_line = label.start.max(line_start)..label.end.min(line_end);
@@ -190,7 +227,6 @@ impl Excerpt {
                     }
                 }
             }
-            line_start = line_end + 1;
         }
         if windows.is_empty() {
             return None;
@@ -248,6 +284,11 @@ fn ceil_char(text: &str, mut i: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::frontend::Language;
+
+    fn source(text: &str) -> SourceFile {
+        SourceFile::new("f.cpp".into(), Language::Cpp, text.to_string())
+    }
 
     #[test]
     fn a_long_line_is_cut_around_its_labels() {
@@ -255,7 +296,7 @@ mod tests {
         let text = format!("short line\n{long}\nlast line\n");
         let start = text.find("target").unwrap();
         let last = text.find("last").unwrap();
-        let excerpt = Excerpt::of(&text, &[start..start + 6, last..last + 4]).unwrap();
+        let excerpt = Excerpt::of(&source(&text), &[start..start + 6, last..last + 4]).unwrap();
         let lines: Vec<&str> = excerpt.text.lines().collect();
         assert_eq!(lines[0], "short line");
         assert!(lines[1].starts_with(ELLIPSIS) && lines[1].ends_with(ELLIPSIS));
@@ -273,7 +314,7 @@ mod tests {
         let text = format!("start(\n{long}\n");
         let end = text.find("end").unwrap() + 3;
         let label = 0..end;
-        let excerpt = Excerpt::of(&text, std::slice::from_ref(&label)).unwrap();
+        let excerpt = Excerpt::of(&source(&text), std::slice::from_ref(&label)).unwrap();
         let (s, e) = (excerpt.map(0), excerpt.map(end));
         assert!(excerpt.text[s..e].starts_with("start(\n"));
         assert!(excerpt.text[s..e].ends_with("xend"));
@@ -299,7 +340,7 @@ mod tests {
                     300 + next(900)
                 };
                 text.extend((0..width).map(|i| if i % 7 == 6 { 'é' } else { 'a' }));
-                text.push('\n');
+                text.push_str(["\n", "\r\n", "\r"][next(3)]);
             }
             let boundaries: Vec<usize> = (0..=text.len())
                 .filter(|&i| text.is_char_boundary(i))
@@ -311,7 +352,7 @@ mod tests {
                     a.min(b)..a.max(b)
                 })
                 .collect();
-            let Some(excerpt) = Excerpt::of(&text, &labels) else {
+            let Some(excerpt) = Excerpt::of(&source(&text), &labels) else {
                 continue;
             };
             for label in &labels {
@@ -330,6 +371,6 @@ mod tests {
     fn short_lines_are_shown_whole() {
         let text = "int f() { return g(); }\n";
         let label = 17..18;
-        assert!(Excerpt::of(text, std::slice::from_ref(&label)).is_none());
+        assert!(Excerpt::of(&source(text), std::slice::from_ref(&label)).is_none());
     }
 }
