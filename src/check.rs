@@ -54,6 +54,7 @@ pub fn run(options: Options) -> Result<Report, String> {
     (options.discovered)(found.files.len());
     let analysis_options = crate::Options {
         prefilter: options.prefilter,
+        max_file_size: config.max_file_size.unwrap_or(crate::DEFAULT_MAX_FILE_SIZE),
     };
     let mut analysis =
         crate::analyse_files_opts(&found.files, &knowledge, options.progress, analysis_options);

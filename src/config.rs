@@ -8,6 +8,7 @@
 //! exclude = ["third_party/**", "build"]            # relative to this file's directory
 //! knowledge = ["tools/gil-wrappers.toml"]          # in the format of rules/*.toml
 //! warn-unused-suppressions = true
+//! max-file-size = "4MiB"                           # larger source files are skipped
 //!
 //! [severity]
 //! gil-held-blocking = "warning"
@@ -46,6 +47,7 @@ struct RawConfig {
     knowledge: Option<Vec<Spanned<String>>>,
     severity: Option<BTreeMap<Spanned<String>, Level>>,
     warn_unused_suppressions: Option<bool>,
+    max_file_size: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -79,6 +81,8 @@ pub struct Config {
     pub knowledge: Vec<PathBuf>,
     pub severity: BTreeMap<String, Severity>,
     pub warn_unused_suppressions: Option<bool>,
+    /// Source files larger than this many bytes are skipped with a warning.
+    pub max_file_size: Option<u64>,
 }
 
 /// `path:line:col: message`, 1-based, for a byte range of `text`; nothing of `text` itself is
@@ -195,6 +199,13 @@ impl Config {
             };
             severity.insert(rule(&name)?, level);
         }
+        let max_file_size = raw
+            .max_file_size
+            .map(|size| {
+                input::parse_size(size.get_ref())
+                    .map_err(|e| located(path, text, Some(size.span()), &e))
+            })
+            .transpose()?;
         let config = Config {
             path: Some(path.to_path_buf()),
             select: rule_set(raw.select)?,
@@ -203,6 +214,7 @@ impl Config {
             knowledge: knowledge.iter().map(|k| dir.join(k.get_ref())).collect(),
             severity,
             warn_unused_suppressions: raw.warn_unused_suppressions,
+            max_file_size,
         };
         Ok(Some(Parsed {
             config,

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::frontend::Language;
+use crate::input;
 
 pub struct Discovered {
     pub files: Vec<(PathBuf, Language)>,
@@ -51,12 +52,24 @@ pub fn discover(paths: &[PathBuf], exclude: &GlobSet) -> Discovered {
                     errors.push(format!(
                         "{}: {}",
                         root.display(),
-                        one_line(&err.to_string())
+                        input::one_line(&err.to_string())
                     ));
                     continue;
                 }
             };
             if !entry.file_type().is_some_and(|t| t.is_file()) {
+                // A FIFO, socket or device named on the command line: say so, rather than
+                // "no files found" (in the walk, such entries are passed over silently).
+                if entry.depth() == 0
+                    && let Ok(metadata) = entry.metadata()
+                    && !metadata.is_dir()
+                {
+                    errors.push(format!(
+                        "{}: not a regular file ({})",
+                        input::shown(root),
+                        input::kind_of(&metadata)
+                    ));
+                }
                 continue;
             }
             let path = entry.path();
@@ -78,8 +91,4 @@ pub fn discover(paths: &[PathBuf], exclude: &GlobSet) -> Discovered {
         errors,
         empty_roots,
     }
-}
-
-pub fn one_line(message: &str) -> String {
-    message.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -118,6 +118,26 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
+/// A size as people write it: `4194304`, `512KiB`, `4 MiB`, `1GiB` (`K`, `M`, `G` and `KB`, `MB`,
+/// `GB` mean the same binary units).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        _ => return Err(format!("`{text}` is not a size (e.g. 4MiB, 512KiB)")),
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .ok_or_else(|| format!("`{text}` is not a size (e.g. 4MiB, 512KiB)"))
+}
+
 /// What a file that is not regular is, for a message.
 pub fn kind_of(metadata: &Metadata) -> &'static str {
     let file_type = metadata.file_type();
@@ -417,6 +437,17 @@ mod tests {
             read_text(&path, 100).unwrap_err().detail(),
             "not valid UTF-8 (byte 3)"
         );
+    }
+
+    #[test]
+    fn sizes_are_read_as_people_write_them() {
+        assert_eq!(parse_size("4194304"), Ok(4 << 20));
+        assert_eq!(parse_size("4MiB"), Ok(4 << 20));
+        assert_eq!(parse_size(" 512 kb "), Ok(512 << 10));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert!(parse_size("4 MiBs").is_err());
+        assert!(parse_size("MiB").is_err());
+        assert!(parse_size("99999999999999999999G").is_err());
     }
 
     #[test]

@@ -51,39 +51,18 @@ pub fn display_path(path: &Path) -> PathBuf {
     .collect()
 }
 
-/// A path for a one-line message: control characters (a newline in a file name, a terminal
-/// escape) are escaped.
-fn shown(path: &Path) -> String {
-    path.display()
-        .to_string()
-        .chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
-}
+/// Source files larger than this are skipped with a warning, unless `max-file-size` says
+/// otherwise: front-ends need memory in proportion to a file (tree-sitter's tree, syn's), and a
+/// pull request can add a file of any size. Real sources stay far below.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 4 << 20;
 
-/// Reads one file as UTF-8 text; a file with a NUL byte is binary.
-fn read_text(path: &Path) -> Result<String, String> {
-    let shown = shown(path);
-    let bytes = std::fs::read(path).map_err(|e| {
-        format!(
-            "{shown}: cannot read: {}",
-            discover::one_line(&e.to_string())
-        )
-    })?;
-    if let Some(at) = memchr::memchr(0, &bytes) {
-        return Err(format!("{shown}: binary file (NUL byte {at}), skipped"));
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "{shown}: not valid UTF-8 (byte {}), skipped",
-            e.utf8_error().valid_up_to()
-        )
+/// Reads one source file as text, through [`input::read_text`] (never a FIFO or a device, at
+/// most `limit` bytes).
+fn read_text(path: &Path, limit: u64) -> Result<String, String> {
+    input::read_text(path, limit).map_err(|error| match error.kind {
+        input::InputErrorKind::Io(_) => error.to_string(),
+        input::InputErrorKind::TooLarge { .. } => format!("{error} (max-file-size), skipped"),
+        _ => format!("{error}, skipped"),
     })
 }
 
@@ -100,10 +79,10 @@ fn model_file(
     .map_err(|_| {
         format!(
             "{}: internal error while analysing this file, skipped",
-            shown(path)
+            input::shown(path)
         )
     })?
-    .map_err(|reason| format!("{}: {reason}", shown(path)))
+    .map_err(|reason| format!("{}: {reason}", input::shown(path)))
 }
 
 /// Every rule gil-lint reports: the analysis rules, then `unused-suppression`.
@@ -132,11 +111,16 @@ pub enum Progress {
 pub struct Options {
     /// Parse only the files that can change the findings (see [`prefilter`]).
     pub prefilter: bool,
+    /// Skip source files larger than this many bytes.
+    pub max_file_size: u64,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { prefilter: true }
+        Options {
+            prefilter: true,
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
+        }
     }
 }
 
@@ -169,7 +153,11 @@ pub fn analyse_files_opts(
     progress: &(dyn Fn(Progress) + Sync),
     options: Options,
 ) -> Analysis {
-    let texts: Vec<_> = files.par_iter().map(|(path, _)| read_text(path)).collect();
+    let limit = options.max_file_size;
+    let texts: Vec<_> = files
+        .par_iter()
+        .map(|(path, _)| read_text(path, limit))
+        .collect();
     let mut knowledge = knowledge.clone();
     // `#define` wrappers are C/C++ only.
     let wrappers: Vec<_> = files
@@ -194,7 +182,7 @@ pub fn analyse_files_opts(
             Err(error) => Err(error.clone()),
             // Kept for its suppression comments.
             Ok(Some(text)) => Ok((text.clone(), true)),
-            Ok(None) => read_text(path).map(|text| (text, false)),
+            Ok(None) => read_text(path, limit).map(|text| (text, false)),
         }
         .and_then(|(text, keep_text)| {
             let model = model_file(path, *language, &text, &knowledge)?;
@@ -245,7 +233,7 @@ pub fn analyse_files_opts(
     }
     let graph = CallGraph::build(&program);
     let findings = rules::check_all(&program, &graph);
-    restore_texts(&mut program, &findings, &mut errors);
+    restore_texts(&mut program, &findings, &mut errors, limit);
     Analysis {
         program,
         findings,
@@ -266,7 +254,12 @@ impl AsRef<FileModel> for Modelled {
 }
 
 /// Reads again the texts of the files the findings point into, for the renderers.
-fn restore_texts(program: &mut Program, findings: &[Finding], errors: &mut Vec<String>) {
+fn restore_texts(
+    program: &mut Program,
+    findings: &[Finding],
+    errors: &mut Vec<String>,
+    limit: u64,
+) {
     let files: std::collections::BTreeSet<usize> = findings
         .iter()
         .flat_map(|f| f.spans().map(|span| span.file as usize))
@@ -274,11 +267,11 @@ fn restore_texts(program: &mut Program, findings: &[Finding], errors: &mut Vec<S
         .collect();
     for file in files {
         let source = &mut program.files[file];
-        let same = read_text(&source.path).is_ok_and(|text| source.restore_text(text));
+        let same = read_text(&source.path, limit).is_ok_and(|text| source.restore_text(text));
         if !same {
             errors.push(format!(
                 "{}: changed during the run; its lines are shown blank",
-                shown(&source.path)
+                input::shown(&source.path)
             ));
         }
     }

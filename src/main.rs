@@ -86,6 +86,9 @@ struct CheckArgs {
     /// Report only the findings not recorded in this baseline file.
     #[arg(long, value_name = "FILE", conflicts_with = "write_baseline")]
     baseline: Option<PathBuf>,
+    /// Skip source files larger than SIZE (e.g. 8MiB; default 4MiB).
+    #[arg(long, value_name = "SIZE", value_parser = gil_lint::input::parse_size)]
+    max_file_size: Option<u64>,
     /// Record the current findings in this baseline file and exit with 0.
     #[arg(long, value_name = "FILE")]
     write_baseline: Option<PathBuf>,
@@ -219,6 +222,9 @@ fn settings(args: &CheckArgs) -> Result<Config, String> {
         config.severity.insert(known_rule(rule)?, level);
     }
     config.knowledge.extend(args.knowledge.iter().cloned());
+    if let Some(size) = args.max_file_size {
+        config.max_file_size = Some(size);
+    }
     if args.warn_unused_suppressions {
         config.warn_unused_suppressions = Some(true);
     }
@@ -311,11 +317,11 @@ fn check(args: CheckArgs) -> Result<u8, String> {
         // Atomically, and never through a symbolic link (see `baseline::write_file`).
         baseline::save(path, &analysis.program, &analysis.findings)?;
         if !args.quiet {
-            eprintln!(
+            say(&format!(
                 "wrote {} to {}",
                 plural(analysis.findings.len(), "finding"),
                 path.display()
-            );
+            ));
         }
         return Ok(EXIT_CLEAN);
     }

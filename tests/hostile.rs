@@ -30,6 +30,9 @@ fn snapshot(root: &Path) -> BTreeMap<PathBuf, String> {
             } else if meta.is_dir() {
                 stack.push(path.clone());
                 "dir".to_string()
+            } else if !meta.is_file() {
+                // A FIFO would block a read.
+                format!("special file {:?}", meta.file_type())
             } else {
                 let contents = std::fs::read(&path).map(|b| {
                     b.iter().fold(0xcbf29ce484222325u64, |h, &x| {
@@ -224,7 +227,21 @@ fn a_ten_megabyte_line() {
         ),
         ("comment.h", format!("// {filler}").as_bytes()),
     ]);
-    let run = check(dir.path(), &[".", "--format", "json"]);
+    // Over the default size limit: skipped, one line each.
+    let run = check(dir.path(), &["."]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let mut lines: Vec<&str> = run.stderr.lines().collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        [
+            "error: no file could be read",
+            "warning: ./code.cpp: larger than 4 MiB (max-file-size), skipped",
+            "warning: ./comment.h: larger than 4 MiB (max-file-size), skipped",
+            "warning: ./long.cpp: larger than 4 MiB (max-file-size), skipped",
+        ]
+    );
+    let run = check(dir.path(), &[".", "--format", "json", "--max-file-size", "32MiB"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(run.stderr, "");
     assert!(
@@ -232,7 +249,10 @@ fn a_ten_megabyte_line() {
         "{}",
         &run.stdout[..run.stdout.len().min(2000)]
     );
-    let run = check(dir.path(), &["code.cpp", "comment.h", "--no-prefilter"]);
+    let run = check(
+        dir.path(),
+        &["code.cpp", "comment.h", "--no-prefilter", "--max-file-size=32M"],
+    );
     assert_eq!((run.code, run.stderr.as_str()), (0, ""));
     run.assert_summary(2, 0);
 }
@@ -503,7 +523,10 @@ fn a_file_removed_mid_run_gives_one_line() {
     std::fs::remove_file(dir.path().join("gone.cpp")).unwrap();
     let knowledge = gil_lint::knowledge::Knowledge::builtin();
     for prefilter in [true, false] {
-        let options = gil_lint::Options { prefilter };
+        let options = gil_lint::Options {
+            prefilter,
+            ..Default::default()
+        };
         let analysis = gil_lint::analyse_files_opts(&found.files, &knowledge, &|_| {}, options);
         assert_eq!(analysis.findings.len(), 1);
         assert_eq!(analysis.errors.len(), 1, "{:?}", analysis.errors);
@@ -549,7 +572,7 @@ fn a_finding_on_a_huge_line_prints_only_around_it() {
         1,
     );
     let dir = tree(&[("long.cpp", text.as_bytes())]);
-    let run = check(dir.path(), &["long.cpp"]);
+    let run = check(dir.path(), &["long.cpp", "--max-file-size", "8MiB"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(
         run.stdout.len() < 10_000,
@@ -584,4 +607,143 @@ fn a_control_character_in_a_file_name_stays_on_one_line() {
         run.stderr,
         "warning: ./bad\\nname.cpp: not valid UTF-8 (byte 0), skipped\n"
     );
+}
+
+/// A PyO3 binding whose detached closure uses the C API: one finding, on line 5.
+const RUST_WITH_FINDING: &str = "use pyo3::ffi;\nuse pyo3::prelude::*;\n#[pyfunction]\n\
+fn bump(py: Python<'_>) {\n    py.detach(|| unsafe { ffi::Py_IncRef(std::ptr::null_mut()); });\n}\n";
+
+/// `(line, column)` of each finding's primary location in a JSON report.
+fn positions(run: &Run) -> Vec<(u64, u64)> {
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["line"].as_u64().unwrap(), f["column"].as_u64().unwrap()))
+        .collect()
+}
+
+/// A byte order mark, a `#!` line and every kind of line ending leave lines and columns where an
+/// editor puts them, in every format (JSON here; the human output reads the same line map).
+#[test]
+fn positions_survive_byte_order_marks_shebangs_and_line_endings() {
+    let plain_cpp = WITH_FINDING.replace("void f() { py::print", "void f() {\n  py::print");
+    let cases: Vec<(&str, String, i64)> = vec![
+        ("plain.rs", RUST_WITH_FINDING.to_string(), 0),
+        ("bom.rs", format!("\u{feff}{RUST_WITH_FINDING}"), 0),
+        ("shebang.rs", format!("#!/usr/bin/env run-cargo-script\n{RUST_WITH_FINDING}"), 1),
+        ("bom_shebang.rs", format!("\u{feff}#!x\r\n{RUST_WITH_FINDING}"), 1),
+        ("plain.cpp", plain_cpp.clone(), 0),
+        ("bom.cpp", format!("\u{feff}{plain_cpp}"), 0),
+        ("crlf.cpp", plain_cpp.replace('\n', "\r\n"), 0),
+        ("cr.cpp", plain_cpp.replace('\n', "\r"), 0),
+    ];
+    let expected = |name: &str| {
+        let plain = if name.ends_with(".rs") { "plain.rs" } else { "plain.cpp" };
+        let (_, text, _) = cases.iter().find(|c| c.0 == plain).unwrap();
+        let dir = tree(&[(plain, text.as_bytes())]);
+        positions(&check(dir.path(), &[plain, "--format", "json"]))
+    };
+    let (rust, cpp) = (expected("x.rs"), expected("x.cpp"));
+    assert_eq!(rust, [(5, 27)]);
+    assert_eq!(cpp, [(4, 3)]);
+    for (name, text, shift) in &cases {
+        let dir = tree(&[(name, text.as_bytes())]);
+        let run = check(dir.path(), &[name, "--format", "json"]);
+        let want: Vec<(u64, u64)> = if name.ends_with(".rs") { &rust } else { &cpp }
+            .iter()
+            .map(|&(line, column)| ((line as i64 + shift) as u64, column))
+            .collect();
+        assert_eq!(positions(&run), want, "{name}: {}", run.stderr);
+        // The human output points at the same line.
+        let human = check(dir.path(), &[name]);
+        let (line, column) = want[0];
+        assert!(
+            human.stdout.contains(&format!("{name}:{line}:{column}")),
+            "{name}: {}",
+            human.stdout
+        );
+    }
+}
+
+/// The issue's reproducer: unary operators nested across brackets once aborted the whole run.
+/// Now that file gets one line and the other files' findings stand.
+#[test]
+fn nesting_across_brackets_is_one_line_not_an_abort() {
+    let deep = format!(
+        "#[pyfunction]\nfn f() {{}}\nfn g() {{ let x = {}1{}; }}\n",
+        format!("{}(", "-".repeat(4000)).repeat(14),
+        ")".repeat(14)
+    );
+    let dir = tree(&[("so.rs", deep.as_bytes()), ("ok.cpp", WITH_FINDING.as_bytes())]);
+    let run = check(dir.path(), &["."]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "warning: ./so.rs: nested more than 8192 levels deep (line 3), skipped\n"
+    );
+    run.assert_summary(1, 1);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_named_on_the_command_line_is_an_error_not_a_clean_run() {
+    let dir = tree(&[("ok.cpp", WITH_FINDING.as_bytes())]);
+    let made = Command::new("mkfifo")
+        .arg(dir.path().join("pipe.cpp"))
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: mkfifo is not available");
+        return;
+    }
+    let run = check(dir.path(), &["pipe.cpp"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "warning: pipe.cpp: not a regular file (a FIFO)\nerror: no file could be read\n"
+    );
+    // In a walked directory it is passed over, as ripgrep does.
+    let run = check(dir.path(), &["."]);
+    assert_eq!((run.code, run.stderr.as_str()), (1, ""));
+}
+
+#[test]
+fn too_many_threads_is_a_usage_error() {
+    let dir = tree(&[("ok.cpp", WITH_FINDING.as_bytes())]);
+    for threads in ["0", "257", "99999"] {
+        let run = check(dir.path(), &[".", "--threads", threads]);
+        assert_eq!(run.code, 2, "--threads {threads}");
+        assert!(run.stderr.contains("not in 1..=256"), "{}", run.stderr);
+    }
+    assert_eq!(check(dir.path(), &[".", "--threads", "256"]).code, 1);
+}
+
+/// `gil-lint ... | head`: the reader closes the pipe before the report ends. Ends quietly, as
+/// ripgrep and ruff do; with standard error closed too, still no panic.
+#[cfg(unix)]
+#[test]
+fn closed_output_streams_end_quietly() {
+    let findings: String = (0..200)
+        .map(|i| WITH_FINDING.replace("void f()", &format!("void f{i}()")).replace("&f,", &format!("&f{i},")))
+        .collect();
+    let dir = tree(&[("many.cpp", findings.as_bytes())]);
+    for (format, stderr_closed) in [("human", false), ("json", false), ("human", true)] {
+        let script = format!(
+            "\"$0\" check --format {format} many.cpp {} | head -c 10 > /dev/null; echo \"${{PIPESTATUS[0]}}\"",
+            if stderr_closed { "2>&-" } else { "2>stderr.txt" }
+        );
+        let out = Command::new("bash")
+            .args(["-c", &script, env!("CARGO_BIN_EXE_gil-lint")])
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let code = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        assert_eq!(code, "0", "{format}, stderr closed: {stderr_closed}");
+        if !stderr_closed {
+            let stderr = std::fs::read_to_string(dir.path().join("stderr.txt")).unwrap();
+            assert_eq!(stderr, "", "{format}");
+        }
+    }
 }
