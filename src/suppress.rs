@@ -8,6 +8,8 @@
 //! or is malformed is reported as an `unused-suppression` finding. A suppression of a rule that
 //! did not run (not selected) is not reported.
 
+use std::ops::Range;
+
 use crate::analysis::Facts;
 use crate::diagnostic::{Finding, Severity};
 use crate::model::{FileId, Program, Span};
@@ -65,36 +67,42 @@ pub struct Directive {
 
 const MARKER: &str = "gil-lint:";
 
-/// The suppression comments of one file.
+/// The suppression comments of one file (C, C++, CUDA or Rust). Only a marker inside a comment
+/// counts: one in a string literal (`"gil-lint: allow(...)"`) is text, not a suppression.
 pub fn scan(file: FileId, text: &str) -> Vec<Directive> {
     let mut directives = Vec::new();
-    let mut line_start = 0;
-    for (index, line) in text.split_inclusive('\n').enumerate() {
-        let mut from = 0;
-        while let Some(found) = line[from..].find(MARKER) {
-            let at = from + found;
-            from = at + MARKER.len();
-            let before = &line[..at];
-            if !(before.contains("//") || before.contains("/*")) {
-                continue;
-            }
-            let trimmed = line.trim_start();
-            let covers_next = trimmed.starts_with("//") || trimmed.starts_with("/*");
+    if memchr::memmem::find(text.as_bytes(), MARKER.as_bytes()).is_none() {
+        return directives;
+    }
+    let line_starts = crate::model::line_starts(text);
+    for comment in comments(text) {
+        for found in memchr::memmem::find_iter(text[comment.clone()].as_bytes(), MARKER) {
+            let at = comment.start + found;
+            let line = line_starts.partition_point(|&start| start as usize <= at) - 1;
+            let line_start = line_starts[line] as usize;
+            let line_end = line_starts
+                .get(line + 1)
+                .map_or(text.len(), |&end| end as usize);
+            // Alone on its line: only blanks before the comment (or the marker's line of it).
+            let covers_next = text[line_start..comment.start.max(line_start)]
+                .trim()
+                .is_empty();
             let mut push = |rule: &str, start: usize, file_level: bool| {
                 directives.push(Directive {
                     file,
-                    line: index + 1,
+                    line: line + 1,
                     covers_next,
                     file_level,
                     rule: rule.to_string(),
                     span: Span {
                         file,
-                        start: (line_start + start) as u32,
-                        end: (line_start + start + rule.len().max(1)) as u32,
+                        start: start as u32,
+                        end: (start + rule.len().max(1)) as u32,
                     },
                 });
             };
-            let rest = &line[from..];
+            let from = at + MARKER.len();
+            let rest = &text[from..line_end.min(comment.end)];
             let body = rest.trim_start();
             let body_at = from + (rest.len() - body.len());
             let parsed = [("allow-file(", true), ("allow(", false)]
@@ -119,9 +127,141 @@ pub fn scan(file: FileId, text: &str) -> Vec<Directive> {
                 _ => push("", body_at, false),
             }
         }
-        line_start += line.len();
     }
     directives
+}
+
+/// The byte ranges of the comments of C, C++ or Rust text, skipping string, character and raw
+/// string literals of both languages (`R"x(...)x"`, `r#"..."#`), lifetimes and C++ digit
+/// separators. `//` comments run to the end of the line (a C++ `\` continues them); `/* */`
+/// nest as in Rust (C++ code never opens one inside another).
+fn comments(text: &str) -> Vec<Range<usize>> {
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                let start = i;
+                loop {
+                    i = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |p| i + p);
+                    let continued = bytes[start..i].trim_ascii_end().ends_with(b"\\");
+                    if !continued || i == bytes.len() {
+                        break;
+                    }
+                    i += 1;
+                }
+                found.push(start..i);
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                let start = i;
+                let mut depth = 0usize;
+                while i < bytes.len() {
+                    if bytes[i..].starts_with(b"/*") {
+                        depth += 1;
+                        i += 2;
+                    } else if bytes[i..].starts_with(b"*/") {
+                        depth -= 1;
+                        i += 2;
+                        if depth == 0 {
+                            break;
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+                found.push(start..i);
+            }
+            b'"' => i = raw_string_end(bytes, i).unwrap_or_else(|| quoted_end(bytes, i, b'"')),
+            b'\'' => i = char_literal_end(bytes, i),
+            b if b.is_ascii_alphanumeric() || b == b'_' => {
+                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                    i += 1;
+                }
+                // A digit separator (`1'000`) or a word before a quote that is not a literal's
+                // prefix (`u8'x'`, `L'x'`, `b'x'` are): the quote is not a character literal.
+                if bytes.get(i) == Some(&b'\'') && !is_literal_prefix(&bytes[..i]) {
+                    i += 1;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    found
+}
+
+/// Whether the word ending `before` prefixes a character literal: `L`, `u`, `U`, `u8`, `b`.
+fn is_literal_prefix(before: &[u8]) -> bool {
+    let word_start = before
+        .iter()
+        .rposition(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+        .map_or(0, |p| p + 1);
+    matches!(&before[word_start..], b"L" | b"u" | b"U" | b"u8" | b"b")
+}
+
+/// The end of the literal that a quote at `start` opens, escapes skipped (an unclosed one ends the
+/// text; a character literal also ends at its line's end).
+fn quoted_end(bytes: &[u8], start: usize, quote: u8) -> usize {
+    let mut i = start + 1;
+    while i < bytes.len() && bytes[i] != quote {
+        if quote == b'\'' && bytes[i] == b'\n' {
+            return i;
+        }
+        i += if bytes[i] == b'\\' { 2 } else { 1 };
+    }
+    (i + 1).min(bytes.len())
+}
+
+/// A character literal (`'x'`, `'\''`) or, in Rust, a lifetime or label (`'a`), from its quote.
+fn char_literal_end(bytes: &[u8], start: usize) -> usize {
+    let next = start + 1;
+    let Some(&first) = bytes.get(next) else {
+        return bytes.len();
+    };
+    if first == b'\\' {
+        return quoted_end(bytes, start, b'\'');
+    }
+    // One character (of up to four bytes), then a quote: a literal; else a lifetime's quote.
+    let width = match first {
+        0..0x80 => 1,
+        0xf0.. => 4,
+        0xe0.. => 3,
+        _ => 2,
+    };
+    if bytes.get(next + width) == Some(&b'\'') {
+        next + width + 1
+    } else {
+        next
+    }
+}
+
+/// For a `"` at `quote`: the end of the raw string it opens, if the word before it makes it one:
+/// C++ `R"delim( ... )delim"` (after `R`, `u8R`, `LR`, `uR`, `UR`) or Rust `r"..."`, `r#"..."#`
+/// (also `br`, `cr`), whose hashes come before the quote.
+fn raw_string_end(bytes: &[u8], quote: usize) -> Option<usize> {
+    let hashes = bytes[..quote].iter().rev().take_while(|&&b| b == b'#').count();
+    let word_end = quote - hashes;
+    let word_start = bytes[..word_end]
+        .iter()
+        .rposition(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+        .map_or(0, |p| p + 1);
+    let word = &bytes[word_start..word_end];
+    let body = quote + 1;
+    let closing: Vec<u8> = match word {
+        b"R" | b"u8R" | b"LR" | b"uR" | b"UR" if hashes == 0 => {
+            // A delimiter has at most 16 characters: looking further would rescan the text
+            // from every `R"`.
+            let window = &bytes[body..(body + 17).min(bytes.len())];
+            let open = body + window.iter().position(|&b| b == b'(')?;
+            let delimiter = &bytes[body..open];
+            [b")", delimiter, b"\""].concat()
+        }
+        b"r" | b"br" | b"cr" => [b"\"".as_slice(), &vec![b'#'; hashes]].concat(),
+        _ => return None,
+    };
+    let after = memchr::memmem::find(&bytes[body..], &closing)
+        .map_or(bytes.len(), |p| body + p + closing.len());
+    Some(after)
 }
 
 /// What [`apply`] did.
@@ -262,6 +402,33 @@ mod tests {
                     "gil-lock-inversion".into()
                 ),
             ]
+        );
+    }
+
+    #[test]
+    fn markers_in_literals_are_not_suppressions() {
+        let text = "const char* a = \"// gil-lint: allow(missing-gil)\";\n\
+                    auto b = R\"x(\" /* gil-lint: allow(missing-gil) */ )x\";\n\
+                    let c = r#\"// gil-lint: allow(missing-gil)\"#;\n\
+                    let d = '\"'; let e = 1'000; // gil-lint: allow(gil-held-blocking)\n\
+                    fn f<'a>(x: &'a str) {} /* a /* nested */ gil-lint: allow(gil-lock-inversion) */\n";
+        let found: Vec<(usize, String)> =
+            rules(text).into_iter().map(|(line, _, _, rule, _)| (line, rule)).collect();
+        assert_eq!(
+            found,
+            [
+                (4, "gil-held-blocking".to_string()),
+                (5, "gil-lock-inversion".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_comment_alone_on_a_line_of_any_ending_covers_the_next() {
+        let text = "int a;\r// gil-lint: allow(missing-gil)\rint b;\r\n";
+        assert_eq!(
+            rules(text),
+            [(2, true, false, "missing-gil".into(), "missing-gil".into())]
         );
     }
 
