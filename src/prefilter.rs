@@ -1129,6 +1129,41 @@ pub fn rust_depth_within_bounds(text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The most `<` one C++ statement or declaration may hold. tree-sitter-cpp keeps every reading
+/// of an ambiguous `<` (template argument list or less-than) alive until the statement ends: its
+/// memory grows by about 5 KB per `<` of one statement (800 MB for 160,000), where real code has
+/// a few dozen.
+pub const MAX_CPP_ANGLES: usize = 2_048;
+
+/// Whether C++ text is within what tree-sitter parses in bounded memory (see
+/// [`MAX_CPP_ANGLES`]). Nesting of other brackets costs a few hundred bytes a level and needs no
+/// bound beyond the file size limit.
+pub fn cpp_within_bounds(text: &str) -> Result<(), String> {
+    let bytes = text.as_bytes();
+    let mut lexer = Lexer::new(text);
+    let mut angles = 0usize;
+    while let Some(token) = lexer.next() {
+        match token {
+            Token::Punct(b';' | b'{' | b'}') => angles = 0,
+            // `<<` and `<=` are operators of their own, never a template's bracket.
+            Token::Punct(b'<')
+                if !matches!(bytes.get(lexer.i), Some(b'<' | b'='))
+                    && bytes.get(lexer.i.wrapping_sub(2)) != Some(&b'<') =>
+            {
+                angles += 1;
+                if angles > MAX_CPP_ANGLES {
+                    return Err(format!(
+                        "more than {MAX_CPP_ANGLES} `<` in one statement (line {}), skipped",
+                        line_of(bytes, lexer.i)
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// The 1-based line of byte `at`, for a message.
 fn line_of(bytes: &[u8], at: usize) -> usize {
     memchr::memchr_iter(b'\n', &bytes[..at.min(bytes.len())]).count() + 1

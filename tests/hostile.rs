@@ -747,3 +747,26 @@ fn closed_output_streams_end_quietly() {
         }
     }
 }
+
+/// tree-sitter's memory grows with the `<` of one C++ statement (about 5 KB each): a flood of them
+/// in one statement is refused with one line; as many spread over statements are modelled.
+#[test]
+fn a_flood_of_angle_brackets_in_one_statement_is_one_line() {
+    let n = 100_000;
+    let flood = format!("int x = {}1;\n", "a < ".repeat(n));
+    let nested = format!("{}int{} x;\n", "A<".repeat(n), ">".repeat(n));
+    let spread = format!("{WITH_FINDING}{}", "std::vector<std::map<int, A<B>>> v;\n".repeat(n / 4));
+    let dir = tree(&[
+        ("flood.cpp", flood.as_bytes()),
+        ("nested.h", nested.as_bytes()),
+        ("spread.cpp", spread.as_bytes()),
+    ]);
+    let run = check(dir.path(), &[".", "--no-prefilter"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "warning: ./flood.cpp: more than 2048 `<` in one statement (line 1), skipped\n\
+         warning: ./nested.h: more than 2048 `<` in one statement (line 1), skipped\n"
+    );
+    run.assert_summary(1, 1);
+}
