@@ -1135,16 +1135,55 @@ pub fn rust_depth_within_bounds(text: &str) -> Result<(), String> {
 /// a few dozen.
 pub const MAX_CPP_ANGLES: usize = 2_048;
 
-/// Whether C++ text is within what tree-sitter parses in bounded memory (see
-/// [`MAX_CPP_ANGLES`]). Nesting of other brackets costs a few hundred bytes a level and needs no
-/// bound beyond the file size limit.
+/// The longest run of prefix operators (`***p`, `- - x`, `&&&`) without an operand. Each deepens
+/// tree-sitter's parse stack, and error recovery walks that stack for every later token: 2,048
+/// `*` before a run of garbage took 5 s and 8,192 took minutes. Real code has a handful.
+pub const MAX_CPP_PREFIX_RUN: usize = 64;
+
+/// Whether C++ text is within what tree-sitter parses in bounded memory and about linear time
+/// (see [`MAX_CPP_ANGLES`] and [`MAX_CPP_PREFIX_RUN`]). Nesting of brackets costs a few hundred
+/// bytes a level and needs no bound beyond the file size limit.
 pub fn cpp_within_bounds(text: &str) -> Result<(), String> {
     let bytes = text.as_bytes();
     let mut lexer = Lexer::new(text);
     let mut angles = 0usize;
+    let mut prefix_run = 0usize;
+    let mut previous_end = 0;
+    let mut after_operand = false;
+    let refuse = |what: String, at: usize| Err(format!("{what} (line {}), skipped", line_of(bytes, at)));
     while let Some(token) = lexer.next() {
+        let start = match token {
+            Token::Ident(start, _) => start,
+            Token::Arrow | Token::Scope => lexer.i - 2,
+            Token::Punct(_) => lexer.i - 1,
+        };
+        // The lexer skips literals: something other than blanks before this token was one.
+        if !bytes[previous_end..start.max(previous_end)].trim_ascii().is_empty() {
+            after_operand = true;
+        }
+        previous_end = lexer.i;
         match token {
-            Token::Punct(b';' | b'{' | b'}') => angles = 0,
+            Token::Punct(b';' | b'{' | b'}' | b',') => {
+                angles = 0;
+                after_operand = false;
+            }
+            Token::Ident(..) | Token::Punct(b')' | b']') => after_operand = true,
+            _ => {}
+        }
+        if let Token::Punct(b'*' | b'&' | b'-' | b'+' | b'!' | b'~') = token
+            && !after_operand
+        {
+            prefix_run += 1;
+            if prefix_run > MAX_CPP_PREFIX_RUN {
+                return refuse(
+                    format!("more than {MAX_CPP_PREFIX_RUN} prefix operators in a row"),
+                    lexer.i,
+                );
+            }
+        } else {
+            prefix_run = 0;
+        }
+        match token {
             // `<<` and `<=` are operators of their own, never a template's bracket.
             Token::Punct(b'<')
                 if !matches!(bytes.get(lexer.i), Some(b'<' | b'='))
@@ -1152,13 +1191,15 @@ pub fn cpp_within_bounds(text: &str) -> Result<(), String> {
             {
                 angles += 1;
                 if angles > MAX_CPP_ANGLES {
-                    return Err(format!(
-                        "more than {MAX_CPP_ANGLES} `<` in one statement (line {}), skipped",
-                        line_of(bytes, lexer.i)
-                    ));
+                    return refuse(
+                        format!("more than {MAX_CPP_ANGLES} `<` in one statement"),
+                        lexer.i,
+                    );
                 }
             }
-            _ => {}
+            Token::Ident(..) | Token::Punct(b')' | b']') => {}
+            // After an operator or opener, an operand is expected again.
+            _ => after_operand = false,
         }
     }
     Ok(())

@@ -41,7 +41,7 @@ pub fn extract(
     let model = match language {
         // tree-sitter's memory grows with the `<` of one statement: refuse a flood of them.
         Language::Cpp => crate::prefilter::cpp_within_bounds(text)
-            .map(|()| cpp::extract(text, knowledge))?,
+            .and_then(|()| cpp::extract(text, knowledge))?,
         // syn parses and the walker visits recursively: refuse what would overflow the stack.
         Language::Rust => crate::prefilter::rust_depth_within_bounds(text)
             .and_then(|()| rust::extract(path, text, knowledge))?,

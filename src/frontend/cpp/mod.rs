@@ -5,7 +5,9 @@ mod prepass;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use tree_sitter::{Node, Parser};
+use std::ops::ControlFlow;
+
+use tree_sitter::{Node, ParseOptions, Parser};
 
 use crate::knowledge::Knowledge;
 use crate::model::{
@@ -19,13 +21,42 @@ pub use prepass::neutralise;
 /// below is ignored rather than overflowing the stack.
 const MAX_DEPTH: usize = 1_000;
 
-pub fn parse(text: &str) -> Option<tree_sitter::Tree> {
+pub fn parse(text: &str) -> Result<tree_sitter::Tree, String> {
     let mut parser = Parser::new();
     parser
         .set_language(&tree_sitter_cpp::LANGUAGE.into())
         .expect("tree-sitter-cpp's ABI is supported by the pinned tree-sitter runtime");
-    parser.parse(text, None)
+    // tree-sitter calls back every 100 parse operations. Real code takes 0.02 to 0.2 calls a
+    // byte; error recovery over a long ambiguous run (thousands of `*` before garbage) takes a
+    // number that grows with the square of the run. A budget linear in the size keeps every
+    // file's parse linear, and counting operations (not time) keeps the verdict the same on
+    // every machine.
+    let budget = text.len() / PARSE_BYTES_PER_CALLBACK + MIN_PARSE_CALLBACKS;
+    let mut calls = 0;
+    let mut within_budget = |_: &tree_sitter::ParseState| {
+        calls += 1;
+        if calls > budget {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
+    let bytes = text.as_bytes();
+    parser
+        .parse_with_options(
+            &mut |at, _| &bytes[at.min(bytes.len())..],
+            None,
+            Some(ParseOptions::new().progress_callback(&mut within_budget)),
+        )
+        .ok_or_else(|| {
+            "too ambiguous for the C++ grammar to parse in linear time, skipped".to_string()
+        })
 }
+
+/// The parse budget: one progress callback (100 operations) per this many bytes...
+const PARSE_BYTES_PER_CALLBACK: usize = 2;
+/// ...plus this many, for small files.
+const MIN_PARSE_CALLBACKS: usize = 5_000;
 
 /// Bytes covered by ERROR nodes and missing tokens, to measure how much of a file the grammar
 /// could not read.
@@ -98,11 +129,9 @@ pub fn wrapper_macros(text: &str, knowledge: &Knowledge) -> Vec<(String, GilStat
 
 /// Extracts the model of one file. Spans carry file id 0; [`crate::model::Program::add_file`]
 /// sets the real one.
-pub fn extract(text: &str, knowledge: &Knowledge) -> FileModel {
+pub fn extract(text: &str, knowledge: &Knowledge) -> Result<FileModel, String> {
     let cleaned = neutralise(text, knowledge);
-    let Some(tree) = parse(&cleaned) else {
-        return FileModel::default();
-    };
+    let tree = parse(&cleaned)?;
     let mut walker = Walker {
         src: cleaned.as_bytes(),
         k: knowledge,
@@ -121,7 +150,7 @@ pub fn extract(text: &str, knowledge: &Knowledge) -> FileModel {
         names_framework: names_framework(&cleaned, knowledge),
     };
     walker.visit(tree.root_node());
-    walker.model
+    Ok(walker.model)
 }
 
 #[derive(Clone, Copy)]
