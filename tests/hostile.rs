@@ -7,10 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-/// A binding whose callee needs the GIL but is entered without it: one finding.
-const WITH_FINDING: &str = "#include <pybind11/pybind11.h>\nnamespace py = pybind11;\n\
-void f() { py::print(\"x\"); }\n\
-PYBIND11_MODULE(m, mod) { mod.def(\"f\", &f, py::call_guard<py::gil_scoped_release>()); }\n";
+mod common;
+
+use common::{WITH_FINDING, exit_code, split_stderr, wait_with_watchdog};
 
 /// Everything under `root` (not following symbolic links): kind, size, modification time and
 /// contents, to show that a run changed nothing.
@@ -94,7 +93,7 @@ fn check_as(prefix: &[&str], dir: &Path, args: &[&str]) -> Run {
         }
         None => Command::new(env!("CARGO_BIN_EXE_gil-lint")),
     };
-    let mut child = command
+    let child = command
         .arg("check")
         .args(args)
         .current_dir(dir)
@@ -103,41 +102,20 @@ fn check_as(prefix: &[&str], dir: &Path, args: &[&str]) -> Run {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let started = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(300) {
-            child.kill().unwrap();
-            panic!("gil-lint check {args:?} hung");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let what = format!("gil-lint check {args:?}");
     let Output {
         status,
         stdout,
         stderr,
-    } = child.wait_with_output().unwrap();
-    assert_eq!(
-        snapshot(dir),
-        before,
-        "gil-lint check {args:?} changed the tree"
-    );
-    let stderr = String::from_utf8_lossy(&stderr).into_owned();
-    let (summary, rest): (Vec<&str>, Vec<&str>) =
-        stderr.lines().partition(|l| l.starts_with("checked "));
-    let run = Run {
-        code: status
-            .code()
-            .unwrap_or_else(|| panic!("killed by a signal: {status:?}")),
+    } = wait_with_watchdog(child, Duration::from_secs(300), &what);
+    assert_eq!(snapshot(dir), before, "{what} changed the tree");
+    let (stderr, summary) = split_stderr(&stderr, &what);
+    Run {
+        code: exit_code(status, &what),
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
-        stderr: rest.iter().map(|l| format!("{l}\n")).collect(),
-        summary: summary.join("\n"),
-    };
-    assert!(
-        !run.stderr.contains("panicked") && !run.stderr.contains("overflow"),
-        "{}",
-        run.stderr
-    );
-    run
+        stderr,
+        summary,
+    }
 }
 
 fn tree(files: &[(&str, &[u8])]) -> tempfile::TempDir {

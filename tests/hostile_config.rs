@@ -8,7 +8,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod common;
+
+use common::{exit_code, wait_with_watchdog};
 
 /// A binding whose callee needs the GIL but is entered without it: one finding.
 const WITH_FINDING: &str = "#include <pybind11/pybind11.h>\nnamespace py = pybind11;\n\
@@ -135,7 +139,7 @@ impl Run {
 /// changed and that the secret is not in the output.
 fn check(root: &Path, dir: &Path, args: &[&str]) -> Run {
     let before = listing(root);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gil-lint"))
+    let child = Command::new(env!("CARGO_BIN_EXE_gil-lint"))
         .arg("check")
         .args(args)
         .current_dir(dir)
@@ -146,24 +150,14 @@ fn check(root: &Path, dir: &Path, args: &[&str]) -> Run {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(60) {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("gil-lint check {args:?} hung (killed after 60 s)");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let what = format!("gil-lint check {args:?}");
     let Output {
         status,
         stdout,
         stderr,
-    } = child.wait_with_output().unwrap();
+    } = wait_with_watchdog(child, Duration::from_secs(60), &what);
     let run = Run {
-        code: status
-            .code()
-            .unwrap_or_else(|| panic!("killed by a signal: {status:?}")),
+        code: exit_code(status, &what),
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
     };

@@ -7,12 +7,11 @@
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// A binding whose callee needs the GIL but is entered without it: one finding.
-const WITH_FINDING: &str = "#include <pybind11/pybind11.h>\nnamespace py = pybind11;\n\
-void f() { py::print(\"x\"); }\n\
-PYBIND11_MODULE(m, mod) { mod.def(\"f\", &f, py::call_guard<py::gil_scoped_release>()); }\n";
+mod common;
+
+use common::{WITH_FINDING, exit_code, split_stderr, wait_with_watchdog};
 
 struct Run {
     code: i32,
@@ -29,7 +28,7 @@ fn check_text(name: &str, text: &str) -> Run {
 }
 
 fn check(dir: &Path, name: &str) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gil-lint"))
+    let child = Command::new(env!("CARGO_BIN_EXE_gil-lint"))
         .args(["check", name])
         .current_dir(dir)
         .env("NO_COLOR", "1")
@@ -37,31 +36,14 @@ fn check(dir: &Path, name: &str) -> Run {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(120) {
-            child.kill().unwrap();
-            panic!("gil-lint check {name} hung");
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    let Output { status, stderr, .. } =
+        wait_with_watchdog(child, Duration::from_secs(120), &format!("gil-lint check {name}"));
+    let (stderr, summary) = split_stderr(&stderr, name);
+    Run {
+        code: exit_code(status, name),
+        stderr,
+        summary,
     }
-    let Output { status, stderr, .. } = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&stderr).into_owned();
-    let (summary, rest): (Vec<&str>, Vec<&str>) =
-        stderr.lines().partition(|l| l.starts_with("checked "));
-    let run = Run {
-        code: status
-            .code()
-            .unwrap_or_else(|| panic!("{name}: killed by a signal: {status:?}")),
-        stderr: rest.iter().map(|l| format!("{l}\n")).collect(),
-        summary: summary.join("\n"),
-    };
-    assert!(
-        !run.stderr.contains("panicked") && !run.stderr.contains("overflow"),
-        "{name}: {}",
-        run.stderr
-    );
-    run
 }
 
 impl Run {
