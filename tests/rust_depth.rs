@@ -13,8 +13,11 @@ use gil_lint::knowledge::Knowledge;
 
 const BINDING: &str = "#[pyfunction]\nfn f() {}\n";
 
+/// A file with a construct nested to the given depth.
+type Deep = Box<dyn Fn(usize) -> String>;
+
 /// Deep constructs, each as a function of its depth.
-fn constructs() -> Vec<(&'static str, Box<dyn Fn(usize) -> String>)> {
+fn constructs() -> Vec<(&'static str, Deep)> {
     let expr = |open: &'static str, close: &'static str, leaf: &'static str| {
         move |n: usize| {
             format!(
