@@ -122,7 +122,9 @@ pub fn bytes(n: u64) -> String {
 /// `GB` mean the same binary units).
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let text = text.trim();
-    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
     let (number, unit) = text.split_at(digits);
     let shift = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 0,

@@ -121,9 +121,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Some(id) = cli.explain {
         return match gil_lint::find_rule(&id) {
-            Some(rule) => {
-                print_out(&rule.markdown())
-            }
+            Some(rule) => print_out(&rule.markdown()),
             None => usage_error(&format!("unknown rule `{id}`; `gil-lint rules` lists them")),
         };
     }
@@ -139,10 +137,7 @@ fn main() -> ExitCode {
                     Severity::Error => "error",
                     Severity::Warning => "warning",
                 };
-                list.push_str(&format!(
-                    "{:<20} {severity:<8} {}\n",
-                    rule.id, rule.summary
-                ));
+                list.push_str(&format!("{:<20} {severity:<8} {}\n", rule.id, rule.summary));
             }
             print_out(&list)
         }

@@ -1150,7 +1150,8 @@ pub fn cpp_within_bounds(text: &str) -> Result<(), String> {
     let mut prefix_run = 0usize;
     let mut previous_end = 0;
     let mut after_operand = false;
-    let refuse = |what: String, at: usize| Err(format!("{what} (line {}), skipped", line_of(bytes, at)));
+    let refuse =
+        |what: String, at: usize| Err(format!("{what} (line {}), skipped", line_of(bytes, at)));
     while let Some(token) = lexer.next() {
         let start = match token {
             Token::Ident(start, _) => start,
@@ -1158,7 +1159,10 @@ pub fn cpp_within_bounds(text: &str) -> Result<(), String> {
             Token::Punct(_) => lexer.i - 1,
         };
         // The lexer skips literals: something other than blanks before this token was one.
-        if !bytes[previous_end..start.max(previous_end)].trim_ascii().is_empty() {
+        if !bytes[previous_end..start.max(previous_end)]
+            .trim_ascii()
+            .is_empty()
+        {
             after_operand = true;
         }
         previous_end = lexer.i;

@@ -239,7 +239,11 @@ fn char_literal_end(bytes: &[u8], start: usize) -> usize {
 /// C++ `R"delim( ... )delim"` (after `R`, `u8R`, `LR`, `uR`, `UR`) or Rust `r"..."`, `r#"..."#`
 /// (also `br`, `cr`), whose hashes come before the quote.
 fn raw_string_end(bytes: &[u8], quote: usize) -> Option<usize> {
-    let hashes = bytes[..quote].iter().rev().take_while(|&&b| b == b'#').count();
+    let hashes = bytes[..quote]
+        .iter()
+        .rev()
+        .take_while(|&&b| b == b'#')
+        .count();
     let word_end = quote - hashes;
     let word_start = bytes[..word_end]
         .iter()
@@ -412,8 +416,10 @@ mod tests {
                     let c = r#\"// gil-lint: allow(missing-gil)\"#;\n\
                     let d = '\"'; let e = 1'000; // gil-lint: allow(gil-held-blocking)\n\
                     fn f<'a>(x: &'a str) {} /* a /* nested */ gil-lint: allow(gil-lock-inversion) */\n";
-        let found: Vec<(usize, String)> =
-            rules(text).into_iter().map(|(line, _, _, rule, _)| (line, rule)).collect();
+        let found: Vec<(usize, String)> = rules(text)
+            .into_iter()
+            .map(|(line, _, _, rule, _)| (line, rule))
+            .collect();
         assert_eq!(
             found,
             [

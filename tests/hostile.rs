@@ -219,7 +219,10 @@ fn a_ten_megabyte_line() {
             "warning: ./long.cpp: larger than 4 MiB (max-file-size), skipped",
         ]
     );
-    let run = check(dir.path(), &[".", "--format", "json", "--max-file-size", "32MiB"]);
+    let run = check(
+        dir.path(),
+        &[".", "--format", "json", "--max-file-size", "32MiB"],
+    );
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(run.stderr, "");
     assert!(
@@ -229,7 +232,12 @@ fn a_ten_megabyte_line() {
     );
     let run = check(
         dir.path(),
-        &["code.cpp", "comment.h", "--no-prefilter", "--max-file-size=32M"],
+        &[
+            "code.cpp",
+            "comment.h",
+            "--no-prefilter",
+            "--max-file-size=32M",
+        ],
     );
     assert_eq!((run.code, run.stderr.as_str()), (0, ""));
     run.assert_summary(2, 0);
@@ -606,15 +614,27 @@ fn positions_survive_byte_order_marks_shebangs_and_line_endings() {
     let cases: Vec<(&str, String, i64)> = vec![
         ("plain.rs", RUST_WITH_FINDING.to_string(), 0),
         ("bom.rs", format!("\u{feff}{RUST_WITH_FINDING}"), 0),
-        ("shebang.rs", format!("#!/usr/bin/env run-cargo-script\n{RUST_WITH_FINDING}"), 1),
-        ("bom_shebang.rs", format!("\u{feff}#!x\r\n{RUST_WITH_FINDING}"), 1),
+        (
+            "shebang.rs",
+            format!("#!/usr/bin/env run-cargo-script\n{RUST_WITH_FINDING}"),
+            1,
+        ),
+        (
+            "bom_shebang.rs",
+            format!("\u{feff}#!x\r\n{RUST_WITH_FINDING}"),
+            1,
+        ),
         ("plain.cpp", plain_cpp.clone(), 0),
         ("bom.cpp", format!("\u{feff}{plain_cpp}"), 0),
         ("crlf.cpp", plain_cpp.replace('\n', "\r\n"), 0),
         ("cr.cpp", plain_cpp.replace('\n', "\r"), 0),
     ];
     let expected = |name: &str| {
-        let plain = if name.ends_with(".rs") { "plain.rs" } else { "plain.cpp" };
+        let plain = if name.ends_with(".rs") {
+            "plain.rs"
+        } else {
+            "plain.cpp"
+        };
         let (_, text, _) = cases.iter().find(|c| c.0 == plain).unwrap();
         let dir = tree(&[(plain, text.as_bytes())]);
         positions(&check(dir.path(), &[plain, "--format", "json"]))
@@ -650,7 +670,10 @@ fn nesting_across_brackets_is_one_line_not_an_abort() {
         format!("{}(", "-".repeat(4000)).repeat(14),
         ")".repeat(14)
     );
-    let dir = tree(&[("so.rs", deep.as_bytes()), ("ok.cpp", WITH_FINDING.as_bytes())]);
+    let dir = tree(&[
+        ("so.rs", deep.as_bytes()),
+        ("ok.cpp", WITH_FINDING.as_bytes()),
+    ]);
     let run = check(dir.path(), &["."]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(
@@ -699,13 +722,21 @@ fn too_many_threads_is_a_usage_error() {
 #[test]
 fn closed_output_streams_end_quietly() {
     let findings: String = (0..200)
-        .map(|i| WITH_FINDING.replace("void f()", &format!("void f{i}()")).replace("&f,", &format!("&f{i},")))
+        .map(|i| {
+            WITH_FINDING
+                .replace("void f()", &format!("void f{i}()"))
+                .replace("&f,", &format!("&f{i},"))
+        })
         .collect();
     let dir = tree(&[("many.cpp", findings.as_bytes())]);
     for (format, stderr_closed) in [("human", false), ("json", false), ("human", true)] {
         let script = format!(
             "\"$0\" check --format {format} many.cpp {} | head -c 10 > /dev/null; echo \"${{PIPESTATUS[0]}}\"",
-            if stderr_closed { "2>&-" } else { "2>stderr.txt" }
+            if stderr_closed {
+                "2>&-"
+            } else {
+                "2>stderr.txt"
+            }
         );
         let out = Command::new("bash")
             .args(["-c", &script, env!("CARGO_BIN_EXE_gil-lint")])
@@ -729,7 +760,10 @@ fn a_flood_of_angle_brackets_in_one_statement_is_one_line() {
     let n = 100_000;
     let flood = format!("int x = {}1;\n", "a < ".repeat(n));
     let nested = format!("{}int{} x;\n", "A<".repeat(n), ">".repeat(n));
-    let spread = format!("{WITH_FINDING}{}", "std::vector<std::map<int, A<B>>> v;\n".repeat(n / 4));
+    let spread = format!(
+        "{WITH_FINDING}{}",
+        "std::vector<std::map<int, A<B>>> v;\n".repeat(n / 4)
+    );
     let dir = tree(&[
         ("flood.cpp", flood.as_bytes()),
         ("nested.h", nested.as_bytes()),
@@ -751,7 +785,10 @@ fn a_flood_of_angle_brackets_in_one_statement_is_one_line() {
 #[test]
 fn a_run_of_prefix_operators_is_one_line() {
     let stars = format!("{}{}\n", "*".repeat(8192), "'c'".repeat(4096));
-    let dir = tree(&[("stars.cpp", stars.as_bytes()), ("ok.cpp", WITH_FINDING.as_bytes())]);
+    let dir = tree(&[
+        ("stars.cpp", stars.as_bytes()),
+        ("ok.cpp", WITH_FINDING.as_bytes()),
+    ]);
     let run = check(dir.path(), &[".", "--no-prefilter"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(

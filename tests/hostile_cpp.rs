@@ -36,8 +36,11 @@ fn check(dir: &Path, name: &str) -> Run {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let Output { status, stderr, .. } =
-        wait_with_watchdog(child, Duration::from_secs(120), &format!("gil-lint check {name}"));
+    let Output { status, stderr, .. } = wait_with_watchdog(
+        child,
+        Duration::from_secs(120),
+        &format!("gil-lint check {name}"),
+    );
     let (stderr, summary) = split_stderr(&stderr, name);
     Run {
         code: exit_code(status, name),

@@ -57,7 +57,13 @@ fn constructs() -> Vec<(&'static str, Deep)> {
         ),
         (
             "tuple types",
-            Box::new(|n| format!("{BINDING}fn g(x: {}u8{}) {{}}\n", "(".repeat(n), ",)".repeat(n))),
+            Box::new(|n| {
+                format!(
+                    "{BINDING}fn g(x: {}u8{}) {{}}\n",
+                    "(".repeat(n),
+                    ",)".repeat(n)
+                )
+            }),
         ),
         (
             "reference patterns",
@@ -75,8 +81,7 @@ fn model(text: String) -> Result<(), String> {
     std::thread::Builder::new()
         .stack_size(gil_lint::WORKER_STACK)
         .spawn(move || {
-            frontend::extract(Language::Rust, Path::new("src/lib.rs"), &text, &knowledge)
-                .map(drop)
+            frontend::extract(Language::Rust, Path::new("src/lib.rs"), &text, &knowledge).map(drop)
         })
         .unwrap()
         .join()
@@ -118,9 +123,15 @@ fn long_files_of_shallow_code_are_modelled() {
     let mut statements = String::from("fn g(x: u8) {\n");
     let mut arms = String::from("fn h(x: u32) -> u32 {\n    match x {\n");
     for i in 0..n {
-        items.push_str(&format!("fn g{i}() {{}}\nimpl T{i} {{ fn f(&self) {{}} }}\n"));
-        getters.push_str(&format!("    #[getter]\n    fn a{i}(&self) -> u8 {{ 1 }}\n"));
-        statements.push_str(&format!("    if x == {i} {{ call(x) }}\n    for y in 0..x {{}}\n"));
+        items.push_str(&format!(
+            "fn g{i}() {{}}\nimpl T{i} {{ fn f(&self) {{}} }}\n"
+        ));
+        getters.push_str(&format!(
+            "    #[getter]\n    fn a{i}(&self) -> u8 {{ 1 }}\n"
+        ));
+        statements.push_str(&format!(
+            "    if x == {i} {{ call(x) }}\n    for y in 0..x {{}}\n"
+        ));
         arms.push_str(&format!("        {i} => {{ x }}\n"));
     }
     getters.push_str("}\n");

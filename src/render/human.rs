@@ -55,11 +55,10 @@ impl<'a> Files<'a> for Sources<'_> {
 
     fn line_range(&'a self, id: usize, line_index: usize) -> Result<Range<usize>, FilesError> {
         let file = self.file(id);
-        file.line_range(line_index)
-            .ok_or(FilesError::LineTooLarge {
-                given: line_index,
-                max: file.line_count() - 1,
-            })
+        file.line_range(line_index).ok_or(FilesError::LineTooLarge {
+            given: line_index,
+            max: file.line_count() - 1,
+        })
     }
 
     fn column_number(
@@ -114,7 +113,10 @@ impl<'p> HumanRenderer<'p> {
             .into_iter()
             .map(|(id, excerpt)| {
                 let file = &self.program.files[id];
-                (id, SourceFile::new(file.path.clone(), file.language, excerpt.text))
+                (
+                    id,
+                    SourceFile::new(file.path.clone(), file.language, excerpt.text),
+                )
             })
             .collect();
         let sources = Sources {
@@ -185,11 +187,13 @@ impl<'p> HumanRenderer<'p> {
         for finding in findings {
             let (sources, cut) = self.sources(finding);
             let diagnostic = Self::diagnostic(cut.as_ref().unwrap_or(finding));
-            term::emit_to_write_style(writer, &self.config, &sources, &diagnostic).map_err(|err| match err {
-                // Kept as it is, so that a closed pipe is still known as one.
-                codespan_reporting::files::Error::Io(err) => err,
-                other => std::io::Error::other(other),
-            })?;
+            term::emit_to_write_style(writer, &self.config, &sources, &diagnostic).map_err(
+                |err| match err {
+                    // Kept as it is, so that a closed pipe is still known as one.
+                    codespan_reporting::files::Error::Io(err) => err,
+                    other => std::io::Error::other(other),
+                },
+            )?;
             writeln!(writer)?;
         }
         Ok(())
