@@ -5,14 +5,12 @@
 //! front-ends run in worker threads and keep no syntax tree.
 
 use std::ops::{Deref, Range};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rayon::prelude::*;
 use serde::Serialize;
 use thin_vec::ThinVec;
-
-use crate::frontend::Language;
 
 pub type FileId = u32;
 
@@ -305,6 +303,30 @@ impl FileModel {
     /// docs/performance.md, at no measurable cost).
     pub fn compacted(self) -> FileModel {
         self.clone()
+    }
+}
+
+/// The languages gil-lint reads, by file extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Language {
+    Cpp,
+    Rust,
+}
+
+/// C, C++ and CUDA sources and headers.
+const CPP_EXTENSIONS: &[&str] = &[
+    "c", "cc", "cpp", "cxx", "c++", "h", "hh", "hpp", "hxx", "h++", "cu", "cuh", "inl", "ipp",
+];
+
+impl Language {
+    pub fn of(path: &Path) -> Option<Self> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        if ext == "rs" {
+            return Some(Language::Rust);
+        }
+        CPP_EXTENSIONS
+            .contains(&ext.as_str())
+            .then_some(Language::Cpp)
     }
 }
 

@@ -7,29 +7,8 @@ use std::path::Path;
 
 use crate::knowledge::Knowledge;
 use crate::model::FileModel;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Language {
-    Cpp,
-    Rust,
-}
-
-/// C, C++ and CUDA sources and headers.
-const CPP_EXTENSIONS: &[&str] = &[
-    "c", "cc", "cpp", "cxx", "c++", "h", "hh", "hpp", "hxx", "h++", "cu", "cuh", "inl", "ipp",
-];
-
-impl Language {
-    pub fn of(path: &Path) -> Option<Self> {
-        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-        if ext == "rs" {
-            return Some(Language::Rust);
-        }
-        CPP_EXTENSIONS
-            .contains(&ext.as_str())
-            .then_some(Language::Cpp)
-    }
-}
+/// Defined in the model, which imports nothing from the rest of the crate.
+pub use crate::model::Language;
 
 /// The file's model, or a one-line reason it has none.
 pub fn extract(
