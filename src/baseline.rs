@@ -148,10 +148,7 @@ fn replaceable(path: &Path) -> Result<Option<std::fs::Permissions>, String> {
 pub fn write_file(path: &Path, contents: &[u8]) -> Result<(), String> {
     let reason = |e: std::io::Error| input::one_line(&e.to_string());
     let existing = replaceable(path)?;
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = input::parent_dir(path);
     let mut builder = tempfile::Builder::new();
     builder.prefix(".gil-lint-").suffix(".tmp");
     #[cfg(unix)]

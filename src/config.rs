@@ -284,11 +284,7 @@ fn confine_knowledge(
     if joined.is_empty() {
         return Ok(Vec::new());
     }
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let root = std::fs::canonicalize(dir).map_err(|e| {
+    let root = std::fs::canonicalize(input::parent_dir(path)).map_err(|e| {
         format!(
             "{}: cannot resolve its directory: {}",
             shown(path),
@@ -328,15 +324,8 @@ fn confine_knowledge(
                     input::one_line(&e.to_string())
                 ))
             })?;
-            if !metadata.is_file() {
-                return Err(at(format!(
-                    "is not a regular file ({})",
-                    input::kind_of(&metadata)
-                )));
-            }
-            if metadata.len() > limit {
-                return Err(at(format!("is larger than {}", input::bytes(limit))));
-            }
+            input::check_regular(&metadata, limit)
+                .map_err(|kind| at(format!("is {}", kind.reason())))?;
             Ok(resolved)
         })
         .collect()

@@ -46,7 +46,14 @@ impl InputError {
     /// The reason alone, for a caller that words the rest: "No such file or directory (os error
     /// 2)", "not a regular file (a FIFO)", "larger than 1 MiB", "binary file (NUL byte 12)".
     pub fn detail(&self) -> String {
-        match &self.kind {
+        self.kind.reason()
+    }
+}
+
+impl InputErrorKind {
+    /// The reason in words, as [`InputError::detail`] gives it.
+    pub fn reason(&self) -> String {
+        match self {
             InputErrorKind::Io(err) => one_line(&err.to_string()),
             InputErrorKind::NotRegular { what } => format!("not a regular file ({what})"),
             InputErrorKind::TooLarge { limit } => format!("larger than {}", bytes(*limit)),
@@ -72,9 +79,17 @@ impl std::error::Error for InputError {}
 /// A path for a one-line message: control characters (a newline in a file name, a terminal
 /// escape) are escaped.
 pub fn shown(path: &Path) -> String {
-    path.display()
-        .to_string()
-        .chars()
+    escape_controls(&path.display().to_string())
+}
+
+/// A message on one line: runs of whitespace (newlines included) become one space, and other
+/// control characters are escaped.
+pub fn one_line(message: &str) -> String {
+    escape_controls(&message.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+fn escape_controls(text: &str) -> String {
+    text.chars()
         .flat_map(|c| {
             let escaped: Vec<char> = if c.is_control() {
                 c.escape_default().collect()
@@ -86,23 +101,11 @@ pub fn shown(path: &Path) -> String {
         .collect()
 }
 
-/// A message on one line: runs of whitespace (newlines included) become one space, and other
-/// control characters are escaped.
-pub fn one_line(message: &str) -> String {
-    message
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .chars()
-        .flat_map(|c| {
-            let escaped: Vec<char> = if c.is_control() {
-                c.escape_default().collect()
-            } else {
-                vec![c]
-            };
-            escaped
-        })
-        .collect()
+/// The directory `path` is in: `.` for a bare file name.
+pub fn parent_dir(path: &Path) -> &Path {
+    path.parent()
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }
 
 /// `1 MiB`, `64 KiB`, `1000 bytes`.
@@ -216,7 +219,8 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, InputError> {
     })
 }
 
-fn check_regular(metadata: &Metadata, limit: u64) -> Result<(), InputErrorKind> {
+/// Whether `metadata` is that of a regular file of at most `limit` bytes.
+pub fn check_regular(metadata: &Metadata, limit: u64) -> Result<(), InputErrorKind> {
     if !metadata.is_file() {
         return Err(InputErrorKind::NotRegular {
             what: kind_of(metadata),
