@@ -39,6 +39,11 @@ int sub(int a, int b) {
   return a - b;
 }
 
+void marker_in_a_string() {
+  // A marker in a string literal is text, not a suppression.
+  py::print("// gil-lint: allow(missing-gil)");  //~ missing-gil
+}
+
 PYBIND11_MODULE(suppressed_ext, m) {
   m.def("log_trailing", &log_trailing, py::call_guard<py::gil_scoped_release>());
   m.def("log_above", &log_above, py::call_guard<py::gil_scoped_release>());
@@ -47,4 +52,5 @@ PYBIND11_MODULE(suppressed_ext, m) {
   m.def("trailing", &trailing_comment_covers_only_its_line, py::call_guard<py::gil_scoped_release>());
   m.def("add", &add, py::call_guard<py::gil_scoped_release>());
   m.def("sub", &sub, py::call_guard<py::gil_scoped_release>());
+  m.def("marker_in_a_string", &marker_in_a_string, py::call_guard<py::gil_scoped_release>());
 }
