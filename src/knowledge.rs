@@ -2,7 +2,8 @@
 //!
 //! The analysis never names a framework API itself: what releases or acquires the GIL, what needs
 //! it and what is a once/lock primitive all come from these files, so a user can describe their own
-//! wrappers without recompiling.
+//! wrappers without recompiling. (They are the frameworks' facts; the checks that read them, one
+//! per rule id, are [`crate::lints`].)
 //!
 //! A knowledge file other than the built-in ones is read as [`crate::input`] reads every untrusted
 //! file: a regular file of at most [`FILE_LIMIT`] bytes of UTF-8 text without NUL bytes. Its errors

@@ -16,7 +16,7 @@ pub mod knowledge;
 pub mod model;
 pub mod prefilter;
 pub mod render;
-pub mod rules;
+pub mod lints;
 pub mod suppress;
 
 use std::path::{Path, PathBuf};
@@ -86,14 +86,14 @@ fn model_file(
 }
 
 /// Every rule gil-lint reports: the analysis rules, then `unused-suppression`.
-pub fn all_rules() -> Vec<&'static rules::Rule> {
-    let mut all = rules::RULES.to_vec();
+pub fn all_rules() -> Vec<&'static lints::Lint> {
+    let mut all = lints::LINTS.to_vec();
     all.push(&suppress::UNUSED_SUPPRESSION);
     all
 }
 
 /// A rule of [`all_rules`] by id.
-pub fn find_rule(id: &str) -> Option<&'static rules::Rule> {
+pub fn find_rule(id: &str) -> Option<&'static lints::Lint> {
     all_rules().into_iter().find(|r| r.id == id)
 }
 
@@ -232,7 +232,7 @@ pub fn analyse_files_opts(
         }
     }
     let graph = CallGraph::build(&program);
-    let findings = rules::check_all(&program, &graph);
+    let findings = lints::check_all(&program, &graph);
     restore_texts(&mut program, &findings, &mut errors, limit);
     Analysis {
         program,

@@ -13,9 +13,9 @@ use std::ops::Range;
 use crate::analysis::Facts;
 use crate::diagnostic::{Finding, Severity};
 use crate::model::{FileId, Program, Span};
-use crate::rules::declare_rule;
+use crate::lints::declare_lint;
 
-declare_rule! {
+declare_lint! {
     /// ## What it finds
     /// A `// gil-lint: allow(rule)` or `// gil-lint: allow-file(rule)` comment that suppresses no
     /// finding, names a rule gil-lint does not have, or cannot be read. It is reported only under

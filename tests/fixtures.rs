@@ -20,7 +20,7 @@ fn annotations(files: &[PathBuf]) -> Expectation {
             if let Some((_, rules)) = line.split_once("//~") {
                 for rule in rules.split([',', ' ']).filter(|r| !r.is_empty()) {
                     assert!(
-                        gil_lint::rules::find(rule).is_some(),
+                        gil_lint::lints::find(rule).is_some(),
                         "{}:{}: unknown rule `{rule}` in annotation",
                         file.display(),
                         i + 1
@@ -160,7 +160,7 @@ fn every_rule_has_a_fixture_that_reports_it() {
         })
         .map(|(_, _, rule)| rule)
         .collect();
-    for rule in gil_lint::rules::RULES {
+    for rule in gil_lint::lints::LINTS {
         assert!(all.contains(rule.id), "no fixture expects `{}`", rule.id);
     }
 }

@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::baseline;
 use crate::diagnostic::{Finding, Severity};
 use crate::model::{Program, SourceFile, Span};
-use crate::rules::Rule;
+use crate::lints::Lint;
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 const SRCROOT: &str = "%SRCROOT%";
@@ -203,7 +203,7 @@ impl Options {
 pub fn render(
     program: &Program,
     findings: &[Finding],
-    rules: &[&'static Rule],
+    rules: &[&'static Lint],
     errors: &[String],
     options: &Options,
 ) -> String {
@@ -323,7 +323,7 @@ fn classification(id: &str) -> (Vec<&'static str>, &'static str) {
     (tags, precision)
 }
 
-fn descriptor(rule: &Rule) -> RuleDescriptor {
+fn descriptor(rule: &Lint) -> RuleDescriptor {
     let markdown = rule.markdown();
     let finds = section(&markdown, "What it finds").unwrap_or_else(|| rule.summary.to_string());
     let (tags, precision) = classification(rule.id);
@@ -358,7 +358,7 @@ fn descriptor(rule: &Rule) -> RuleDescriptor {
 fn result<'a>(
     program: &Program,
     finding: &'a Finding,
-    rules: &[&'static Rule],
+    rules: &[&'static Lint],
     hashes: &LineHashes,
 ) -> SarifResult<'a> {
     let rule_index = rules

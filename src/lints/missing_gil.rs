@@ -1,11 +1,11 @@
 use std::collections::BTreeMap;
 
-use super::declare_rule;
+use super::declare_lint;
 use crate::analysis::{Facts, trace_to};
 use crate::diagnostic::{Finding, Flow, Severity, Step};
 use crate::model::{GilState, Program, Span};
 
-declare_rule! {
+declare_lint! {
     /// ## What it finds
     /// A use of the Python API (an import, an attribute lookup, a call of a Python object, a
     /// conversion, constructing a Python object, a `Py*` C-API call) reachable from a binding on a

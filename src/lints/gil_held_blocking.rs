@@ -1,9 +1,9 @@
-use super::{binding_list, declare_rule, flow_ending_at};
+use super::{binding_list, declare_lint, flow_ending_at};
 use crate::analysis::{Edge, Facts};
 use crate::diagnostic::{Finding, Flow, Severity};
 use crate::model::{LockKind, Program};
 
-declare_rule! {
+declare_lint! {
     /// ## What it finds
     /// A path that waits for a lock `L` (a `std::call_once` flag, the hidden guard of a
     /// function-local `static`'s initialisation, a mutex) while holding the GIL, where the code

@@ -1,5 +1,8 @@
-//! The rules: one file each, declared with `declare_rule!` so that the doc comment is the single
-//! source of `gil-lint --explain`, `gil-lint rules` and `docs/rules/`.
+//! The checks (clippy's word: lints), one file each, declared with `declare_lint!` so that the
+//! doc comment is the single source of `gil-lint --explain`, `gil-lint rules` and `docs/rules/`.
+//! Users know each by its rule id (`missing-gil`). Not to be confused with the top-level `rules/`
+//! folder: the frameworks' facts as data (what needs the GIL, what releases it, what waits), which
+//! [`crate::knowledge`] loads and these checks read through the analysis.
 
 use std::collections::BTreeSet;
 
@@ -12,7 +15,7 @@ mod gil_held_blocking;
 mod gil_lock_inversion;
 mod missing_gil;
 
-pub struct Rule {
+pub struct Lint {
     pub id: &'static str,
     pub default_severity: Severity,
     /// One line, lowercase, no period.
@@ -22,13 +25,13 @@ pub struct Rule {
     pub check: fn(&Program, &Facts) -> Vec<Finding>,
 }
 
-/// Declares a rule: its doc comment becomes [`Rule::doc`].
-macro_rules! declare_rule {
+/// Declares a rule: its doc comment becomes [`Lint::doc`].
+macro_rules! declare_lint {
     ($(#[doc = $doc:literal])* pub static $name:ident = {
         id: $id:literal, severity: $severity:expr, summary: $summary:literal, check: $check:path $(,)?
     }) => {
         $(#[doc = $doc])*
-        pub static $name: $crate::rules::Rule = $crate::rules::Rule {
+        pub static $name: $crate::lints::Lint = $crate::lints::Lint {
             id: $id,
             default_severity: $severity,
             summary: $summary,
@@ -37,19 +40,19 @@ macro_rules! declare_rule {
         };
     };
 }
-pub(crate) use declare_rule;
+pub(crate) use declare_lint;
 
-pub static RULES: &[&Rule] = &[
+pub static LINTS: &[&Lint] = &[
     &missing_gil::MISSING_GIL,
     &gil_lock_inversion::GIL_LOCK_INVERSION,
     &gil_held_blocking::GIL_HELD_BLOCKING,
 ];
 
-pub fn find(id: &str) -> Option<&'static Rule> {
-    RULES.iter().copied().find(|r| r.id == id)
+pub fn find(id: &str) -> Option<&'static Lint> {
+    LINTS.iter().copied().find(|r| r.id == id)
 }
 
-impl Rule {
+impl Lint {
     /// The doc as Markdown, with the one-space indent of doc comments removed.
     pub fn markdown(&self) -> String {
         let body: Vec<&str> = self
@@ -69,7 +72,7 @@ impl Rule {
 /// Runs every rule; findings come back in a deterministic order.
 pub fn check_all(program: &Program, graph: &CallGraph) -> Vec<Finding> {
     let facts = Facts::build(program, graph);
-    let mut findings: Vec<Finding> = RULES
+    let mut findings: Vec<Finding> = LINTS
         .iter()
         .flat_map(|r| (r.check)(program, &facts))
         .collect();

@@ -1,9 +1,9 @@
-use super::{binding_list, declare_rule, flow_ending_at};
+use super::{binding_list, declare_lint, flow_ending_at};
 use crate::analysis::{Edge, Facts};
 use crate::diagnostic::{Finding, Flow, Severity};
 use crate::model::Program;
 
-declare_rule! {
+declare_lint! {
     /// ## What it finds
     /// An ABBA deadlock between the GIL and another lock `L` (a `std::call_once` flag, a
     /// function-local static's initialisation guard, a mutex): one path takes the GIL explicitly
