@@ -75,7 +75,7 @@ pub fn run(options: Options) -> Result<Report, String> {
     let suppressions = suppress::apply(
         program,
         findings,
-        |id| crate::find_rule(id).is_some(),
+        |id| crate::lints::find(id).is_some(),
         |id| config.enabled(id),
         report_unused,
     );

@@ -85,18 +85,6 @@ fn model_file(
     .map_err(|reason| format!("{}: {reason}", input::shown(path)))
 }
 
-/// Every rule gil-lint reports: the analysis rules, then `unused-suppression`.
-pub fn all_rules() -> Vec<&'static lints::Lint> {
-    let mut all = lints::LINTS.to_vec();
-    all.push(&suppress::UNUSED_SUPPRESSION);
-    all
-}
-
-/// A rule of [`all_rules`] by id.
-pub fn find_rule(id: &str) -> Option<&'static lints::Lint> {
-    all_rules().into_iter().find(|r| r.id == id)
-}
-
 /// What [`analyse_files_with`] reports as it goes, for a progress bar.
 #[derive(Clone, Copy, Debug)]
 pub enum Progress {

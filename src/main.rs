@@ -120,7 +120,7 @@ const MAX_THREADS: i64 = 256;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Some(id) = cli.explain {
-        return match gil_lint::find_rule(&id) {
+        return match gil_lint::lints::find(&id) {
             Some(rule) => print_out(&rule.markdown()),
             None => usage_error(&format!("unknown rule `{id}`; `gil-lint rules` lists them")),
         };
@@ -132,12 +132,17 @@ fn main() -> ExitCode {
         },
         Some(Command::Rules) => {
             let mut list = String::new();
-            for rule in gil_lint::all_rules() {
+            for rule in gil_lint::lints::LINTS {
                 let severity = match rule.default_severity {
                     Severity::Error => "error",
                     Severity::Warning => "warning",
                 };
-                list.push_str(&format!("{:<20} {severity:<8} {}\n", rule.id, rule.summary));
+                list.push_str(&format!(
+                    "{:<20} {severity:<8} {:<12} {}\n",
+                    rule.id,
+                    rule.group.as_str(),
+                    rule.summary
+                ));
             }
             print_out(&list)
         }
@@ -168,11 +173,11 @@ fn print_out(text: &str) -> ExitCode {
 }
 
 fn rule_ids() -> Vec<&'static str> {
-    gil_lint::all_rules().iter().map(|r| r.id).collect()
+    gil_lint::lints::LINTS.iter().map(|r| r.id).collect()
 }
 
 fn known_rule(id: &str) -> Result<String, String> {
-    match gil_lint::find_rule(id) {
+    match gil_lint::lints::find(id) {
         Some(rule) => Ok(rule.id.to_string()),
         None => Err(format!("unknown rule `{id}`; `gil-lint rules` lists them")),
     }
@@ -370,7 +375,7 @@ fn render_text(report: &check::Report, format: Format) -> String {
         Format::Sarif => sarif::render(
             &analysis.program,
             &analysis.findings,
-            &gil_lint::all_rules(),
+            gil_lint::lints::LINTS,
             &analysis.errors,
             &sarif::Options::from_current_dir(),
         ),

@@ -12,8 +12,8 @@ use std::ops::Range;
 
 use crate::analysis::Facts;
 use crate::diagnostic::{Finding, Severity};
+use crate::lints::{Group, Precision, declare_lint};
 use crate::model::{FileId, Program, Span};
-use crate::lints::declare_lint;
 
 declare_lint! {
     /// ## What it finds
@@ -39,7 +39,11 @@ declare_lint! {
     /// reported.
     pub static UNUSED_SUPPRESSION = {
         id: "unused-suppression",
+        group: Group::Maintenance,
         severity: Severity::Warning,
+        precision: Precision::VeryHigh,
+        tags: ["maintainability"],
+        added_in: "0.1.0",
         summary: "a gil-lint suppression comment that suppresses nothing",
         check: no_check,
     }

@@ -25,7 +25,10 @@ fn expected(program: &gil_lint::model::Program) -> Expectation {
                 continue;
             };
             for rule in written.split([',', ' ']).filter(|r| !r.is_empty()) {
-                assert!(gil_lint::find_rule(rule).is_some(), "unknown rule `{rule}`");
+                assert!(
+                    gil_lint::lints::find(rule).is_some(),
+                    "unknown rule `{rule}`"
+                );
                 expected.insert((slash(&file.path), i + 1, rule.to_string()));
             }
         }
@@ -34,7 +37,7 @@ fn expected(program: &gil_lint::model::Program) -> Expectation {
 }
 
 fn run(dir: &Path) -> check::Report {
-    let rules: Vec<&str> = gil_lint::all_rules().iter().map(|r| r.id).collect();
+    let rules: Vec<&str> = gil_lint::lints::LINTS.iter().map(|r| r.id).collect();
     let config = Config::discover(dir, &rules).unwrap();
     check::run(Options {
         paths: vec![dir.to_path_buf()],

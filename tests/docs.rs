@@ -1,5 +1,6 @@
 //! `docs/rules/<id>.md` is generated from each rule's doc comment (the same text as
-//! `gil-lint --explain` and the SARIF rules' `help`). This test fails when they drift;
+//! `gil-lint --explain` and the SARIF rules' `help`), and the README's table of rules from the
+//! rules' declarations (`declare_lint!`). These tests fail when they drift;
 //! `GIL_LINT_BLESS=1 cargo test --test docs`
 //! rewrites them.
 
@@ -7,7 +8,7 @@
 fn rule_docs_match_the_rule_sources() {
     let bless = std::env::var_os("GIL_LINT_BLESS").is_some();
     let mut stale = Vec::new();
-    for rule in gil_lint::all_rules() {
+    for rule in gil_lint::lints::LINTS {
         let path = format!("docs/rules/{}.md", rule.id);
         let expected = rule.markdown();
         if bless {
@@ -22,9 +23,59 @@ fn rule_docs_match_the_rule_sources() {
     );
 }
 
+/// The README's table of rules lies between these two lines.
+const TABLE_START: &str = "<!-- The table of rules is made from their declarations (declare_lint!): \
+GIL_LINT_BLESS=1 cargo test --test docs rewrites it. -->\n";
+const TABLE_END: &str = "<!-- end of the table of rules -->\n";
+
+/// The README's table of rules, as the declarations say.
+fn rules_table() -> String {
+    let mut table = String::from(
+        "| rule | group | default level | added in | what it finds |\n|---|---|---|---|---|\n",
+    );
+    for rule in gil_lint::lints::LINTS {
+        let level = match rule.default_severity {
+            gil_lint::diagnostic::Severity::Error => "error",
+            gil_lint::diagnostic::Severity::Warning => "warning",
+        };
+        table.push_str(&format!(
+            "| [`{id}`](docs/rules/{id}.md) | {} | {level} | {} | {} |\n",
+            rule.group.as_str(),
+            rule.added_in,
+            rule.summary,
+            id = rule.id,
+        ));
+    }
+    table
+}
+
+#[test]
+fn readme_rules_table_matches_the_declarations() {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let start = readme
+        .find(TABLE_START)
+        .unwrap_or_else(|| panic!("README.md: no line `{}`", TABLE_START.trim_end()))
+        + TABLE_START.len();
+    let end = start
+        + readme[start..]
+            .find(TABLE_END)
+            .unwrap_or_else(|| panic!("README.md: no line `{}`", TABLE_END.trim_end()));
+    let expected = rules_table();
+    if std::env::var_os("GIL_LINT_BLESS").is_some() {
+        let updated = format!("{}{expected}{}", &readme[..start], &readme[end..]);
+        std::fs::write("README.md", updated).unwrap();
+        return;
+    }
+    assert!(
+        readme[start..end] == expected,
+        "README.md's table of rules differs from the rules' declarations \
+         (`GIL_LINT_BLESS=1 cargo test --test docs` rewrites it); expected:\n{expected}"
+    );
+}
+
 #[test]
 fn every_rule_doc_has_the_required_sections() {
-    for rule in gil_lint::all_rules() {
+    for rule in gil_lint::lints::LINTS {
         for section in [
             "## What it finds",
             "## Why is this bad?",

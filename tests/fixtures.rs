@@ -147,17 +147,16 @@ fn pyo3_kernel_variants_report_exactly_their_annotations() {
     );
 }
 
+/// `fixtures/` for the analysis rules, `tests/config-fixtures/` for `unused-suppression` (which
+/// needs `warn-unused-suppressions` in a configuration).
 #[test]
 fn every_rule_has_a_fixture_that_reports_it() {
-    let all: BTreeSet<String> = fixture_dirs()
-        .iter()
-        .flat_map(|dir| {
-            let found = discover::discover(
-                std::slice::from_ref(dir),
-                &discover::exclude_set(&[]).unwrap(),
-            );
-            annotations(&found.files.into_iter().map(|(p, _)| p).collect::<Vec<_>>())
-        })
+    let mut dirs = fixture_dirs();
+    dirs.push(PathBuf::from("tests/config-fixtures"));
+    let found = discover::discover(&dirs, &discover::exclude_set(&[]).unwrap());
+    let files: Vec<PathBuf> = found.files.into_iter().map(|(p, _)| p).collect();
+    let all: BTreeSet<String> = annotations(&files)
+        .into_iter()
         .map(|(_, _, rule)| rule)
         .collect();
     for rule in gil_lint::lints::LINTS {

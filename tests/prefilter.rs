@@ -38,7 +38,7 @@ fn run(roots: &[PathBuf], prefilter: bool, threads: usize) -> String {
     let sarif = gil_lint::render::sarif::render(
         &analysis.program,
         &analysis.findings,
-        &gil_lint::all_rules(),
+        gil_lint::lints::LINTS,
         &analysis.errors,
         &gil_lint::render::sarif::Options { source_root: None },
     );

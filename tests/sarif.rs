@@ -16,7 +16,7 @@ fn sarif_of(roots: &[PathBuf], options: &sarif::Options) -> Value {
     let text = sarif::render(
         &analysis.program,
         &analysis.findings,
-        &gil_lint::all_rules(),
+        gil_lint::lints::LINTS,
         &analysis.errors,
         options,
     );
@@ -85,7 +85,7 @@ fn check_github_rules(log: &Value, at: &str) {
     let ids: Vec<&str> = rules.iter().map(|r| text(r, "/id", at)).collect();
     assert_eq!(
         ids,
-        gil_lint::all_rules()
+        gil_lint::lints::LINTS
             .iter()
             .map(|r| r.id)
             .collect::<Vec<_>>(),
@@ -191,7 +191,7 @@ fn deadlocks_have_one_thread_flow_per_thread() {
 #[test]
 fn rule_help_is_the_rule_documentation() {
     let log = sarif_of(&[], &sarif::Options { source_root: None });
-    for (rule, descriptor) in gil_lint::all_rules().iter().zip(
+    for (rule, descriptor) in gil_lint::lints::LINTS.iter().zip(
         log["runs"][0]["tool"]["driver"]["rules"]
             .as_array()
             .unwrap(),

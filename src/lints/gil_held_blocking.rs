@@ -1,4 +1,4 @@
-use super::{binding_list, declare_lint, flow_ending_at};
+use super::{Group, Precision, binding_list, declare_lint, flow_ending_at};
 use crate::analysis::{Edge, Facts};
 use crate::diagnostic::{Finding, Flow, Severity};
 use crate::model::{LockKind, Program};
@@ -53,7 +53,11 @@ declare_lint! {
     /// bytecode). Paths are combined without checking that two threads can run them together.
     pub static GIL_HELD_BLOCKING = {
         id: "gil-held-blocking",
+        group: Group::Correctness,
         severity: Severity::Error,
+        precision: Precision::Medium,
+        tags: ["gil", "concurrency", "reliability", "deadlock", "external/cwe/cwe-833"],
+        added_in: "0.1.0",
         summary: "a lock is waited for while holding the GIL, and Python code runs while it is held",
         check: check,
     }

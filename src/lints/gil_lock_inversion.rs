@@ -1,4 +1,4 @@
-use super::{binding_list, declare_lint, flow_ending_at};
+use super::{Group, Precision, binding_list, declare_lint, flow_ending_at};
 use crate::analysis::{Edge, Facts};
 use crate::diagnostic::{Finding, Flow, Severity};
 use crate::model::Program;
@@ -47,7 +47,11 @@ declare_lint! {
     /// evaluated, so a path guarded by `PyGILState_Check()` counts in both states.
     pub static GIL_LOCK_INVERSION = {
         id: "gil-lock-inversion",
+        group: Group::Correctness,
         severity: Severity::Error,
+        precision: Precision::Medium,
+        tags: ["gil", "concurrency", "reliability", "deadlock", "external/cwe/cwe-833"],
+        added_in: "0.1.0",
         summary: "the GIL is taken while holding a lock that is waited for while holding the GIL",
         check: check,
     }

@@ -1,6 +1,6 @@
 use std::collections::BTreeMap;
 
-use super::declare_lint;
+use super::{Group, Precision, declare_lint};
 use crate::analysis::{Facts, trace_to};
 use crate::diagnostic::{Finding, Flow, Severity, Step};
 use crate::model::{GilState, Program, Span};
@@ -54,7 +54,11 @@ declare_lint! {
     /// macro the knowledge files do not describe is not seen.
     pub static MISSING_GIL = {
         id: "missing-gil",
+        group: Group::Correctness,
         severity: Severity::Error,
+        precision: Precision::High,
+        tags: ["gil", "concurrency", "reliability", "external/cwe/cwe-667"],
+        added_in: "0.1.0",
         summary: "the Python API is used on a path where the GIL is released",
         check: check,
     }

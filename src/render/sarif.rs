@@ -16,8 +16,8 @@ use serde::Serialize;
 
 use crate::baseline;
 use crate::diagnostic::{Finding, Severity};
-use crate::model::{Program, SourceFile, Span};
 use crate::lints::Lint;
+use crate::model::{Program, SourceFile, Span};
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 const SRCROOT: &str = "%SRCROOT%";
@@ -302,31 +302,9 @@ fn description(text: &str) -> String {
     cut + "…"
 }
 
-/// Tags and precision per rule: how GitHub filters and orders alerts.
-fn classification(id: &str) -> (Vec<&'static str>, &'static str) {
-    let mut tags = vec!["gil", "concurrency", "reliability"];
-    let precision = match id {
-        "missing-gil" => {
-            tags.push("external/cwe/cwe-667");
-            "high"
-        }
-        "gil-lock-inversion" | "gil-held-blocking" => {
-            tags.extend(["deadlock", "external/cwe/cwe-833"]);
-            "medium"
-        }
-        "unused-suppression" => {
-            tags = vec!["maintainability"];
-            "very-high"
-        }
-        _ => "medium",
-    };
-    (tags, precision)
-}
-
 fn descriptor(rule: &Lint) -> RuleDescriptor {
     let markdown = rule.markdown();
     let finds = section(&markdown, "What it finds").unwrap_or_else(|| rule.summary.to_string());
-    let (tags, precision) = classification(rule.id);
     let level = level(rule.default_severity);
     RuleDescriptor {
         id: rule.id,
@@ -348,8 +326,8 @@ fn descriptor(rule: &Lint) -> RuleDescriptor {
         ),
         default_configuration: Configuration { level },
         properties: RuleProperties {
-            tags,
-            precision,
+            tags: rule.tags.to_vec(),
+            precision: rule.precision.as_str(),
             problem_severity: level,
         },
     }
