@@ -512,3 +512,214 @@ fn context_steps(
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lints::test_support::{analyse, cpp, line_of};
+
+    fn analyse_cpp(body: &str) -> (String, Program, Facts) {
+        let text = cpp(body);
+        let (program, facts) = analyse(&[("ext.cpp", &text)]);
+        (text, program, facts)
+    }
+
+    /// The reached functions of `binding`, by name, with the GIL state each was entered in.
+    fn reached(program: &Program, facts: &Facts, binding: usize) -> Vec<(String, GilState)> {
+        facts.reaches[binding]
+            .order
+            .iter()
+            .map(|n| (program.functions[n.function].qualname.clone(), n.state))
+            .collect()
+    }
+
+    fn line(program: &Program, span: Span) -> usize {
+        program.file(span.file).line_col(span.start).0
+    }
+
+    /// Each edge with its sites' lines and the description of its lock.
+    fn edges(program: &Program, facts: &Facts) -> Vec<(&'static str, String, usize)> {
+        facts
+            .edges
+            .iter()
+            .flat_map(|(edge, sites)| {
+                let (kind, lock) = match *edge {
+                    Edge::Wait(l) => ("wait", l),
+                    Edge::Acquire(l) => ("acquire", l),
+                    Edge::RunsPython(l) => ("runs-python", l),
+                };
+                sites
+                    .keys()
+                    .map(move |&at| (kind, facts.locks[lock].describe(), line(program, at)))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn bindings_are_explored_breadth_first_in_their_entry_state() {
+        let (_, program, facts) = analyse_cpp(
+            "void leaf() {}\n\
+             void middle() { leaf(); }\n\
+             void top() { middle(); leaf(); }\n\
+             void released() { py::gil_scoped_release r; middle(); }\n\
+             PYBIND11_MODULE(m, mod) {\n\
+               mod.def(\"top\", &top);\n\
+               mod.def(\"guarded\", &top, py::call_guard<py::gil_scoped_release>());\n\
+               mod.def(\"released\", &released);\n\
+             }\n",
+        );
+        use GilState::{Held, Released};
+        let named = |list: &[(&str, GilState)]| -> Vec<(String, GilState)> {
+            list.iter().map(|&(n, s)| (n.to_string(), s)).collect()
+        };
+        assert_eq!(facts.reaches.len(), 3);
+        assert_eq!(
+            reached(&program, &facts, 0),
+            named(&[("top", Held), ("middle", Held), ("leaf", Held)])
+        );
+        assert_eq!(
+            reached(&program, &facts, 1),
+            named(&[("top", Released), ("middle", Released), ("leaf", Released)])
+        );
+        // The release inside `released` changes the state its callees are entered in.
+        assert_eq!(
+            reached(&program, &facts, 2),
+            named(&[("released", Held), ("middle", Released), ("leaf", Released)])
+        );
+        assert!(facts.edges.is_empty());
+    }
+
+    #[test]
+    fn the_lock_order_graph_has_waits_acquires_and_python_runs() {
+        let (text, program, facts) = analyse_cpp(
+            "std::mutex mu;\n\
+             void wait_held() { std::lock_guard<std::mutex> lock(mu); }  // wait\n\
+             void acquire_under(py::object f) {\n\
+               std::lock_guard<std::mutex> lock(mu);\n\
+               py::gil_scoped_acquire gil;  // acquire\n\
+             }\n\
+             void run_under(py::object f) {\n\
+               std::lock_guard<std::mutex> lock(mu);  // runs-wait\n\
+               f();  // python\n\
+             }\n\
+             PYBIND11_MODULE(m, mod) {\n\
+               mod.def(\"wait_held\", &wait_held);\n\
+               mod.def(\"acquire_under\", &acquire_under, py::call_guard<py::gil_scoped_release>());\n\
+               mod.def(\"run_under\", &run_under);\n\
+             }\n",
+        );
+        let mutex = "mutex `mu`".to_string();
+        assert_eq!(
+            edges(&program, &facts),
+            [
+                ("wait", mutex.clone(), line_of(&text, "// wait")),
+                ("wait", mutex.clone(), line_of(&text, "// runs-wait")),
+                ("acquire", mutex.clone(), line_of(&text, "// acquire")),
+                ("runs-python", mutex, line_of(&text, "// python")),
+            ]
+        );
+        assert_eq!(facts.locks.len(), 1);
+        assert_eq!(facts.blockers(0).collect::<Vec<_>>(), [0]);
+        assert_eq!(facts.waits_blocked_by(0).count(), 2);
+        // The witness of the acquire: the binding's release, no call, what is in effect there.
+        let acquire = facts.witnesses(Edge::Acquire(0)).next().unwrap();
+        assert_eq!(acquire.bindings, BTreeSet::from([1]));
+        let notes: Vec<&str> = acquire.trace.iter().map(|s| s.note.as_str()).collect();
+        assert_eq!(
+            notes,
+            [
+                "`acquire_under` is bound with `py::call_guard<py::gil_scoped_release>()`: the \
+                 GIL is released on entry",
+                "the GIL is taken here by `py::gil_scoped_acquire`",
+                "holding mutex `mu`",
+            ]
+        );
+    }
+
+    /// A thread starts without the GIL and without its starter's locks, holding only itself.
+    #[test]
+    fn a_thread_body_runs_released_holding_its_thread_lock() {
+        let (_, program, facts) = analyse_cpp(
+            "#include <thread>\n\
+             std::mutex mu;\n\
+             void start() {\n\
+               std::lock_guard<std::mutex> lock(mu);\n\
+               std::thread t([] { py::print(1); });\n\
+               t.join();\n\
+             }\n\
+             PYBIND11_MODULE(m, mod) { mod.def(\"start\", &start); }\n",
+        );
+        let reach = &facts.reaches[0];
+        let node = *reach
+            .order
+            .iter()
+            .find(|n| program.functions[n.function].kind == FunctionKind::Lambda)
+            .expect("the thread's body is reached");
+        assert_eq!(node.state, GilState::Released);
+        let held: Vec<&Lock> = facts
+            .held(node.held)
+            .iter()
+            .map(|&l| &facts.locks[l])
+            .collect();
+        assert_eq!(held.len(), 1, "{held:?}");
+        assert_eq!(held[0].kind, LockKind::Thread);
+        // The path to it: the binding, then the call that starts the thread.
+        let path = reach.path_to(node);
+        assert_eq!(path.len(), 1);
+        assert_eq!(program.functions[path[0].0.function].qualname, "start");
+    }
+
+    #[test]
+    fn locks_describe_themselves() {
+        let lock = |kind, name: &str| Lock {
+            kind,
+            name: name.to_string(),
+        };
+        assert_eq!(lock(LockKind::Once, "flag").describe(), "once flag `flag`");
+        assert_eq!(
+            lock(LockKind::StaticInit, "cls").describe(),
+            "the initialisation guard of static `cls`"
+        );
+        assert_eq!(lock(LockKind::Mutex, "m").describe(), "mutex `m`");
+        assert_eq!(
+            lock(LockKind::SharedRead, "rw").describe(),
+            "lock `rw` (read)"
+        );
+        assert_eq!(
+            lock(LockKind::Lazy, "CELL").describe(),
+            "lazy static `CELL`"
+        );
+        assert_eq!(
+            lock(LockKind::Thread, "ns::f::worker").describe(),
+            "thread `worker`"
+        );
+        assert_eq!(
+            lock(LockKind::Thread, "ns::f::par_iter@12").describe(),
+            "the threads started by `par_iter` at line 12"
+        );
+        assert_eq!(
+            lock(LockKind::Condvar, "cv").describe(),
+            "condition variable `cv`"
+        );
+    }
+
+    #[test]
+    fn only_once_regions_make_the_analysis_read_a_file() {
+        let knowledge = crate::knowledge::Knowledge::builtin();
+        let model = |body: &str| {
+            crate::frontend::extract(
+                Language::Cpp,
+                std::path::Path::new("ext.cpp"),
+                &cpp(body),
+                &knowledge,
+            )
+            .unwrap()
+        };
+        assert!(reads_text(&model(
+            "std::once_flag flag;\nvoid f() { std::call_once(flag, [] {}); }\n"
+        )));
+        assert!(!reads_text(&model(
+            "std::mutex mu;\nvoid f() { std::lock_guard<std::mutex> l(mu); }\n"
+        )));
+    }
+}

@@ -154,3 +154,108 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
     }
     findings
 }
+
+#[cfg(test)]
+mod tests {
+    use super::check;
+    use crate::lints::test_support::{Seen, analyse, cpp, line_of, seen};
+
+    fn findings_in(text: &str) -> Vec<Seen> {
+        let (program, facts) = analyse(&[("ext.cpp", text)]);
+        seen(&program, &check(&program, &facts))
+    }
+
+    /// `emit` calls Python holding the mutex; `set_listener` waits for it holding the GIL.
+    fn listeners(emit_body: &str) -> String {
+        cpp(&format!(
+            "std::mutex listeners_mutex;\n\
+             py::function listener;\n\
+             void set_listener(py::function f) {{\n\
+               std::lock_guard<std::mutex> lock(listeners_mutex);  // waits\n\
+               listener = f;\n\
+             }}\n\
+             void emit(int event) {{\n{emit_body}}}\n\
+             PYBIND11_MODULE(m, mod) {{\n\
+               mod.def(\"set_listener\", &set_listener);\n\
+               mod.def(\"emit\", &emit);\n\
+             }}\n"
+        ))
+    }
+
+    const MESSAGE: &str = "mutex `listeners_mutex` is waited for while holding the GIL, and \
+                           Python code runs while it is held";
+
+    #[test]
+    fn a_lock_held_while_python_runs_and_waited_for_with_the_gil_is_reported() {
+        let text = listeners(
+            "std::lock_guard<std::mutex> lock(listeners_mutex);  // holds\n\
+             listener(event);\n",
+        );
+        let expected = |marker: &str, function: &str| Seen {
+            rule: "gil-held-blocking",
+            line: line_of(&text, marker),
+            function: function.into(),
+            message: MESSAGE.into(),
+        };
+        // Both waits are with the GIL held; `emit`'s own is one too.
+        assert_eq!(
+            findings_in(&text),
+            [
+                expected("// waits", "set_listener"),
+                expected("// holds", "emit")
+            ]
+        );
+    }
+
+    /// No Python code runs while the mutex is held: waiting for it with the GIL is fine.
+    #[test]
+    fn a_lock_never_held_while_python_runs_is_not_reported() {
+        let text = listeners(
+            "py::function copy;\n\
+             {\n\
+               std::lock_guard<std::mutex> lock(listeners_mutex);\n\
+               copy = listener;\n\
+             }\n\
+             copy(event);\n",
+        );
+        assert_eq!(findings_in(&text), []);
+    }
+
+    fn worker(join: &str) -> String {
+        cpp(&format!(
+            "#include <thread>\n\
+             int run(py::function callback) {{\n\
+               int result = 0;\n\
+               std::thread worker([&] {{\n\
+                 py::gil_scoped_acquire gil;\n\
+                 result = callback().cast<int>();\n\
+               }});\n\
+               {join}\n\
+               return result;\n\
+             }}\n\
+             PYBIND11_MODULE(m, mod) {{ mod.def(\"run\", &run); }}\n"
+        ))
+    }
+
+    #[test]
+    fn joining_a_thread_that_needs_the_gil_while_holding_it_is_reported() {
+        let text = worker("worker.join();  // joins");
+        assert_eq!(
+            findings_in(&text),
+            [Seen {
+                rule: "gil-held-blocking",
+                line: line_of(&text, "// joins"),
+                function: "run".into(),
+                message: "waiting for thread `worker` while holding the GIL deadlocks: that \
+                          work needs the GIL to finish"
+                    .into(),
+            }]
+        );
+    }
+
+    #[test]
+    fn joining_it_with_the_gil_released_is_not_reported() {
+        let text = worker("{ py::gil_scoped_release nogil; worker.join(); }");
+        assert_eq!(findings_in(&text), []);
+    }
+}

@@ -112,3 +112,83 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
     }
     findings
 }
+
+#[cfg(test)]
+mod tests {
+    use super::check;
+    use crate::lints::test_support::{Seen, analyse, cpp, line_of, seen};
+
+    /// `add` waits for the mutex holding the GIL; `publish` takes the GIL holding it.
+    const REGISTRY: &str = "class Registry {\n\
+         public:\n\
+          void add(int x) {\n\
+            std::lock_guard<std::mutex> lock(mutex_);  // waits\n\
+            items_ += x;\n\
+          }\n\
+          void publish() {\n\
+            std::lock_guard<std::mutex> lock(mutex_);\n\
+            py::gil_scoped_acquire gil;  // acquires\n\
+            py::print(items_);\n\
+          }\n\
+         private:\n\
+          std::mutex mutex_;\n\
+          int items_ = 0;\n\
+        };\n";
+
+    fn module(add: &str, publish: &str) -> String {
+        cpp(&format!(
+            "{REGISTRY}PYBIND11_MODULE(m, mod) {{\n\
+               py::class_<Registry>(mod, \"Registry\")\n\
+                 .def(\"add\", &Registry::add{add})\n\
+                 .def(\"publish\", &Registry::publish{publish});\n\
+             }}\n"
+        ))
+    }
+
+    const RELEASED: &str = ", py::call_guard<py::gil_scoped_release>()";
+
+    #[test]
+    fn the_gil_taken_under_a_lock_waited_for_with_the_gil_is_reported() {
+        let text = module("", RELEASED);
+        let (program, facts) = analyse(&[("ext.cpp", &text)]);
+        let found = check(&program, &facts);
+        assert_eq!(
+            seen(&program, &found),
+            [Seen {
+                rule: "gil-lock-inversion",
+                line: line_of(&text, "// acquires"),
+                function: "Registry::publish".into(),
+                message: "the GIL is taken while holding mutex `mutex_`, which other \
+                          paths wait for while holding the GIL"
+                    .into(),
+            }]
+        );
+        // Thread A holds the lock and takes the GIL; thread B ends at the wait.
+        let flows = &found[0].flows;
+        assert_eq!(flows.len(), 2);
+        let last = flows[1].steps.last().unwrap();
+        assert_eq!(
+            program.file(0).line_col(last.span.start).0,
+            line_of(&text, "// waits")
+        );
+        assert_eq!(found[0].notes[1], "thread A's bindings: `Registry.publish`");
+        assert_eq!(found[0].notes[2], "thread B's bindings: `Registry.add`");
+    }
+
+    /// `publish` entered with the GIL: the acquire takes nothing, so no lock is held while
+    /// waiting for the GIL.
+    #[test]
+    fn an_acquire_with_the_gil_already_held_is_not_reported() {
+        let text = module("", "");
+        let (program, facts) = analyse(&[("ext.cpp", &text)]);
+        assert_eq!(seen(&program, &check(&program, &facts)), []);
+    }
+
+    /// Nobody waits for the mutex with the GIL held: `add` releases it too.
+    #[test]
+    fn no_wait_with_the_gil_no_inversion() {
+        let text = module(RELEASED, RELEASED);
+        let (program, facts) = analyse(&[("ext.cpp", &text)]);
+        assert_eq!(seen(&program, &check(&program, &facts)), []);
+    }
+}

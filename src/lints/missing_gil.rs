@@ -180,3 +180,138 @@ fn call_path(program: &Program, trace: &[Step], function: usize) -> String {
     hops.dedup();
     format!("call path: {}", hops.join(" -> "))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::check;
+    use crate::lints::test_support::{Seen, analyse, cpp, line_of, seen};
+
+    /// The findings of this rule alone on `files`.
+    fn findings(files: &[(&str, &str)]) -> Vec<Seen> {
+        let (program, facts) = analyse(files);
+        seen(&program, &check(&program, &facts))
+    }
+
+    fn one_cpp(body: &str) -> (String, Vec<Seen>) {
+        let text = cpp(body);
+        let found = findings(&[("ext.cpp", &text)]);
+        (text, found)
+    }
+
+    #[test]
+    fn python_api_after_a_scoped_release_is_reported() {
+        let (text, found) = one_cpp(
+            "void work() {\n\
+               py::gil_scoped_release release;\n\
+               py::print(\"x\");  // here\n\
+             }\n\
+             PYBIND11_MODULE(m, mod) { mod.def(\"work\", &work); }\n",
+        );
+        assert_eq!(
+            found,
+            [Seen {
+                rule: "missing-gil",
+                line: line_of(&text, "// here"),
+                function: "work".into(),
+                message: "`py::print` is called without holding the GIL".into(),
+            }]
+        );
+    }
+
+    #[test]
+    fn an_acquire_in_between_holds_the_gil_again() {
+        let (_, found) = one_cpp(
+            "void work() {\n\
+               py::gil_scoped_release release;\n\
+               {\n\
+                 py::gil_scoped_acquire acquire;\n\
+                 py::print(\"x\");\n\
+               }\n\
+             }\n\
+             PYBIND11_MODULE(m, mod) { mod.def(\"work\", &work); }\n",
+        );
+        assert_eq!(found, []);
+    }
+
+    #[test]
+    fn a_binding_entered_with_the_gil_is_not_reported() {
+        let (_, found) = one_cpp(
+            "void work() { py::print(\"x\"); }\n\
+             PYBIND11_MODULE(m, mod) { mod.def(\"work\", &work); }\n",
+        );
+        assert_eq!(found, []);
+    }
+
+    /// Through a callee: the finding is in the callee, its path starts at the call guard, and
+    /// every use in the callee is one finding.
+    #[test]
+    fn a_call_guard_reaches_the_callee_and_its_uses_are_one_finding() {
+        let text = cpp("void helper() {\n\
+               py::print(\"a\");  // first\n\
+               py::print(\"b\");  // second\n\
+             }\n\
+             void work() { helper(); }\n\
+             PYBIND11_MODULE(m, mod) {\n\
+               mod.def(\"work\", &work, py::call_guard<py::gil_scoped_release>());  // guard\n\
+               mod.def(\"other\", &work, py::call_guard<py::gil_scoped_release>());\n\
+             }\n");
+        let (program, facts) = analyse(&[("ext.cpp", &text)]);
+        let found = check(&program, &facts);
+        assert_eq!(
+            seen(&program, &found),
+            [Seen {
+                rule: "missing-gil",
+                line: line_of(&text, "// first"),
+                function: "helper".into(),
+                message: "`py::print` is called without holding the GIL".into(),
+            }]
+        );
+        let finding = &found[0];
+        assert_eq!(
+            finding.notes,
+            [
+                "call path: `work` (binding) -> `work` -> `helper`".to_string(),
+                "also reached without the GIL from 1 other binding: `other`".to_string(),
+                format!(
+                    "line {}: `py::print` is called too",
+                    line_of(&text, "// second")
+                ),
+            ]
+        );
+        let first_step = &finding.flows[0].steps[0];
+        assert_eq!(
+            program.file(0).line_col(first_step.span.start).0,
+            line_of(&text, "// guard")
+        );
+    }
+
+    #[test]
+    fn pyo3_c_api_in_a_detached_closure_is_reported_and_reattached_is_not() {
+        let text = "use pyo3::ffi;\n\
+            use pyo3::prelude::*;\n\
+            #[pyfunction]\n\
+            fn bump(py: Python<'_>, ptr: usize) {\n\
+                py.detach(move || unsafe {\n\
+                    ffi::Py_IncRef(ptr as *mut ffi::PyObject);  // here\n\
+                });\n\
+            }\n\
+            #[pyfunction]\n\
+            fn bump_reattached(py: Python<'_>, ptr: usize) {\n\
+                py.detach(move || unsafe {\n\
+                    let state = ffi::PyGILState_Ensure();\n\
+                    ffi::Py_IncRef(ptr as *mut ffi::PyObject);\n\
+                    ffi::PyGILState_Release(state);\n\
+                });\n\
+            }\n";
+        let found = findings(&[("lib.rs", text)]);
+        assert_eq!(
+            found,
+            [Seen {
+                rule: "missing-gil",
+                line: line_of(text, "// here"),
+                function: "crate::bump::{closure#1}".into(),
+                message: "`ffi::Py_IncRef` is called without holding the GIL".into(),
+            }]
+        );
+    }
+}

@@ -16,6 +16,8 @@ use crate::model::Program;
 mod gil_held_blocking;
 mod gil_lock_inversion;
 mod missing_gil;
+#[cfg(test)]
+pub(crate) mod test_support;
 
 pub struct Lint {
     pub id: &'static str,
