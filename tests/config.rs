@@ -4,37 +4,13 @@
 //! the expected findings are written beside the code as `//~ rule-id`, and the human rendering is
 //! snapshotted in `tests/snapshots/config-*.snap`.
 
-use std::collections::BTreeSet;
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::{compare, expectations, slash};
 use gil_lint::check::{self, Options};
 use gil_lint::config::Config;
-
-type Expectation = BTreeSet<(String, usize, String)>;
-
-fn slash(path: &Path) -> String {
-    path.to_string_lossy().replace('\\', "/")
-}
-
-/// `(path, line, rule)` of each `//~ rule` written in the folder's analysed files.
-fn expected(program: &gil_lint::model::Program) -> Expectation {
-    let mut expected = BTreeSet::new();
-    for file in &program.files {
-        for (i, line) in file.text.lines().enumerate() {
-            let Some((_, written)) = line.split_once("//~") else {
-                continue;
-            };
-            for rule in written.split([',', ' ']).filter(|r| !r.is_empty()) {
-                assert!(
-                    gil_lint::lints::find(rule).is_some(),
-                    "unknown rule `{rule}`"
-                );
-                expected.insert((slash(&file.path), i + 1, rule.to_string()));
-            }
-        }
-    }
-    expected
-}
 
 fn run(dir: &Path) -> check::Report {
     let rules: Vec<&str> = gil_lint::lints::LINTS.iter().map(|r| r.id).collect();
@@ -66,27 +42,22 @@ fn config_fixtures_report_exactly_their_annotations() {
         let report = run(dir);
         let analysis = &report.analysis;
         assert!(analysis.errors.is_empty(), "{name}: {:?}", analysis.errors);
-        let actual: Expectation = analysis
-            .findings
+        let actual = common::found(&analysis.program, &analysis.findings);
+        // The analysed files, read again: the analysis keeps the text only of some.
+        let files: Vec<PathBuf> = analysis
+            .program
+            .files
             .iter()
-            .map(|f| {
-                let file = &analysis.program.file(f.primary.file);
-                let line = file.line_col(f.primary.start).0;
-                (slash(&file.path), line, f.rule.to_string())
-            })
+            .map(|f| f.path.clone())
             .collect();
-        let expected = expected(&analysis.program);
+        let expected = expectations(&files);
         let rendered = gil_lint::render::human::HumanRenderer::new(&analysis.program)
             .render_plain(&analysis.findings);
         insta::with_settings!({snapshot_path => "snapshots", prepend_module_to_snapshot => false}, {
             insta::assert_snapshot!(format!("config-{name}"), rendered);
         });
-        if actual != expected {
-            failures.push(format!(
-                "{name}: missing {:?}, unexpected {:?}",
-                expected.difference(&actual).collect::<Vec<_>>(),
-                actual.difference(&expected).collect::<Vec<_>>()
-            ));
+        if let Err(failure) = compare(&name, &expected, &actual) {
+            failures.push(failure);
         }
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));

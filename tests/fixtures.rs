@@ -3,39 +3,14 @@
 //! The test asserts the exact set of findings, and snapshots the human rendering (insta) so that a
 //! change in wording or in the reported path is a reviewed diff.
 
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+mod common;
 
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use common::{Expectation, compare, expectations};
 use gil_lint::discover;
 use gil_lint::knowledge::Knowledge;
-
-type Expectation = BTreeSet<(String, usize, String)>;
-
-/// `(path, line, rule)` for each `//~ rule` annotation in the fixture's files.
-fn annotations(files: &[PathBuf]) -> Expectation {
-    let mut expected = BTreeSet::new();
-    for file in files {
-        let text = std::fs::read_to_string(file).unwrap();
-        for (i, line) in text.lines().enumerate() {
-            if let Some((_, rules)) = line.split_once("//~") {
-                for rule in rules.split([',', ' ']).filter(|r| !r.is_empty()) {
-                    assert!(
-                        gil_lint::lints::find(rule).is_some(),
-                        "{}:{}: unknown rule `{rule}` in annotation",
-                        file.display(),
-                        i + 1
-                    );
-                    expected.insert((path_string(file), i + 1, rule.to_string()));
-                }
-            }
-        }
-    }
-    expected
-}
-
-fn path_string(path: &Path) -> String {
-    path.to_string_lossy().replace('\\', "/")
-}
 
 /// Runs the whole pipeline on `roots`; returns the findings and the plain human rendering.
 fn check(roots: &[PathBuf]) -> (Expectation, String, Vec<PathBuf>) {
@@ -43,18 +18,7 @@ fn check(roots: &[PathBuf]) -> (Expectation, String, Vec<PathBuf>) {
     assert!(found.errors.is_empty(), "{:?}", found.errors);
     let analysis = gil_lint::analyse_files(&found.files, &Knowledge::builtin());
     assert!(analysis.errors.is_empty(), "{:?}", analysis.errors);
-    let actual = analysis
-        .findings
-        .iter()
-        .map(|f| {
-            let file = &analysis.program.file(f.primary.file);
-            (
-                path_string(&file.path),
-                file.line_col(f.primary.start).0,
-                f.rule.to_string(),
-            )
-        })
-        .collect();
+    let actual = common::found(&analysis.program, &analysis.findings);
     let rendered = gil_lint::render::human::HumanRenderer::new(&analysis.program)
         .render_plain(&analysis.findings);
     (
@@ -76,18 +40,11 @@ fn fixture_dirs() -> Vec<PathBuf> {
 
 fn assert_fixture(name: &str, roots: &[PathBuf]) -> Result<(), String> {
     let (actual, rendered, files) = check(roots);
-    let expected = annotations(&files);
+    let expected = expectations(&files);
     insta::with_settings!({snapshot_path => "snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!(name, rendered);
     });
-    if actual == expected {
-        return Ok(());
-    }
-    let missing: Vec<_> = expected.difference(&actual).collect();
-    let unexpected: Vec<_> = actual.difference(&expected).collect();
-    Err(format!(
-        "{name}: missing {missing:?}, unexpected {unexpected:?}"
-    ))
+    compare(name, &expected, &actual)
 }
 
 #[test]
@@ -155,7 +112,7 @@ fn every_rule_has_a_fixture_that_reports_it() {
     dirs.push(PathBuf::from("tests/config-fixtures"));
     let found = discover::discover(&dirs, &discover::exclude_set(&[]).unwrap());
     let files: Vec<PathBuf> = found.files.into_iter().map(|(p, _)| p).collect();
-    let all: BTreeSet<String> = annotations(&files)
+    let all: BTreeSet<String> = expectations(&files)
         .into_iter()
         .map(|(_, _, rule)| rule)
         .collect();
