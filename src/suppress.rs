@@ -12,8 +12,8 @@ use std::ops::Range;
 
 use crate::analysis::Facts;
 use crate::diagnostic::{Finding, Severity};
-use crate::model::{FileId, Program, Span};
 use crate::lints::declare_lint;
+use crate::model::{FileId, Program, Span};
 
 declare_lint! {
     /// ## What it finds

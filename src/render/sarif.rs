@@ -16,8 +16,8 @@ use serde::Serialize;
 
 use crate::baseline;
 use crate::diagnostic::{Finding, Severity};
-use crate::model::{Program, SourceFile, Span};
 use crate::lints::Lint;
+use crate::model::{Program, SourceFile, Span};
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 const SRCROOT: &str = "%SRCROOT%";
