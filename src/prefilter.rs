@@ -85,6 +85,8 @@ struct Index {
     scopes: Vec<HashSet<String>>,
     /// Per Rust file: the module path the front-end gives it.
     modules: Vec<Option<Vec<String>>>,
+    /// Module path (`a::b`) -> the Rust files the front-end gives it.
+    files_of_module: HashMap<String, Vec<usize>>,
 }
 
 impl Index {
@@ -95,6 +97,7 @@ impl Index {
             heads: HashMap::default(),
             scopes: Vec::with_capacity(scans.len()),
             modules: Vec::with_capacity(scans.len()),
+            files_of_module: HashMap::default(),
         };
         for (i, scan) in scans.into_iter().enumerate() {
             let Some(scan) = scan else {
@@ -102,6 +105,10 @@ impl Index {
                 index.modules.push(None);
                 continue;
             };
+            if let Some(module) = &scan.module {
+                let path = module.join("::");
+                index.files_of_module.entry(path).or_default().push(i);
+            }
             index.modules.push(scan.module);
             for name in scan.functions {
                 index.functions.entry(name).or_default().push(i);
@@ -154,6 +161,33 @@ impl Index {
             return false;
         }
         segments.all(|s| self.scopes[file].contains(key(s)))
+    }
+
+    /// The files that may define a function with this qualified name: the Rust files whose
+    /// module path starts it, the C/C++ files whose names may qualify it.
+    fn qualname_definers(&self, qualname: &str) -> Vec<usize> {
+        let name = last_segment(qualname);
+        let owner = owner_of(qualname);
+        let definers = self.function_definers(name);
+        let defines = |j: &usize| definers.binary_search(j).is_ok();
+        let mut files: Vec<usize> = definers
+            .iter()
+            .copied()
+            .filter(|&j| self.modules[j].is_none() && self.may_qualify(j, owner))
+            .collect();
+        let mut module = String::new();
+        for segment in owner.split("::") {
+            if !module.is_empty() {
+                module.push_str("::");
+            }
+            module.push_str(segment);
+            for &j in self.files_of_module.get(&module).into_iter().flatten() {
+                if defines(&j) && self.may_qualify(j, owner) {
+                    files.push(j);
+                }
+            }
+        }
+        files
     }
 
     fn function_definers(&self, name: &str) -> &[usize] {
@@ -273,6 +307,9 @@ struct Partial<'a, T> {
 struct Scanned {
     derived: HashMap<String, Rc<HashSet<String>>>,
     ancestors: HashMap<String, Rc<HashSet<String>>>,
+    /// Qualified name -> the files that may define a function of that name: most calls wait
+    /// for a round or two, and are looked up again each time.
+    definers: HashMap<String, Rc<[usize]>>,
 }
 
 impl<T: AsRef<FileModel>> Partial<'_, T> {
@@ -379,14 +416,16 @@ impl<T: AsRef<FileModel>> Lookup for Partial<'_, T> {
 
     fn with_qualname(&self, qualname: &str) -> Vec<(usize, FnId)> {
         let name = last_segment(qualname);
-        let owner = owner_of(qualname);
-        self.note(
-            self.index
-                .function_definers(name)
-                .iter()
-                .copied()
-                .filter(|&j| self.index.may_qualify(j, owner)),
-        );
+        let definers = self.scanned.borrow().definers.get(qualname).cloned();
+        let definers = definers.unwrap_or_else(|| {
+            let definers: Rc<[usize]> = self.index.qualname_definers(qualname).into();
+            let mut scanned = self.scanned.borrow_mut();
+            scanned
+                .definers
+                .insert(qualname.to_string(), definers.clone());
+            definers
+        });
+        self.note(definers.iter().copied());
         self.parsed
             .by_key
             .get(key(name))

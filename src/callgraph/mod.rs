@@ -14,6 +14,9 @@
 //! Rust follows the same rules with its module paths, except that method calls on receivers of
 //! unknown type are not followed, and a `self.f()` that `self`'s own impls do not define goes
 //! only to the methods of classes related to `self`'s type (docs/call-graph.md).
+//!
+//! These rules are written once, in [`resolve`], over a [`Lookup`]: here the whole program's
+//! [`Index`]; in the pre-filter, the files parsed so far.
 
 mod resolve;
 
