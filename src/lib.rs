@@ -13,10 +13,10 @@ pub mod discover;
 pub mod frontend;
 pub mod input;
 pub mod knowledge;
+pub mod lints;
 pub mod model;
 pub mod prefilter;
 pub mod render;
-pub mod lints;
 pub mod suppress;
 
 use std::path::{Path, PathBuf};
@@ -272,9 +272,10 @@ fn restore_texts(
 /// through, fits in a worker's stack.
 pub const STACK_PER_RUST_LEVEL: usize = 8 << 10;
 
-/// A worker's stack: room for [`prefilter::MAX_RUST_DEPTH`] levels of Rust nesting (the only
+/// A worker's stack: room for [`frontend::rust_scan::MAX_RUST_DEPTH`] levels of Rust nesting (the only
 /// recursion that input controls) and for the rest of the work.
-pub const WORKER_STACK: usize = prefilter::MAX_RUST_DEPTH * STACK_PER_RUST_LEVEL + (8 << 20);
+pub const WORKER_STACK: usize =
+    frontend::rust_scan::MAX_RUST_DEPTH * STACK_PER_RUST_LEVEL + (8 << 20);
 
 /// A thread pool whose workers can model any file (see [`WORKER_STACK`]).
 pub fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, String> {

@@ -3,9 +3,11 @@
 
 use std::path::Path;
 
+use gil_lint::frontend::cpp::scan::{Rewrites, scan_cpp};
+use gil_lint::frontend::rust_scan::scan_rust;
+use gil_lint::frontend::scan::Seeds;
 use gil_lint::frontend::{self, Language};
 use gil_lint::knowledge::Knowledge;
-use gil_lint::prefilter::{Rewrites, Seeds, scan_cpp, scan_rust};
 
 #[test]
 fn every_fuzz_regression_runs_clean() {

@@ -92,9 +92,10 @@ fn model(text: String) -> Result<(), String> {
 #[cfg_attr(debug_assertions, ignore = "stack use is measured for release builds")]
 fn the_deepest_input_let_through_fits_a_workers_stack() {
     for (name, make) in constructs() {
-        let accepted = |n: usize| gil_lint::prefilter::rust_depth_within_bounds(&make(n)).is_ok();
+        let accepted =
+            |n: usize| gil_lint::frontend::rust_scan::rust_depth_within_bounds(&make(n)).is_ok();
         // The largest accepted depth: the bound grows with the depth, so bisect.
-        let (mut low, mut high) = (1, gil_lint::prefilter::MAX_RUST_DEPTH + 1);
+        let (mut low, mut high) = (1, gil_lint::frontend::rust_scan::MAX_RUST_DEPTH + 1);
         assert!(accepted(low) && !accepted(high), "{name}");
         while high - low > 1 {
             let middle = (low + high) / 2;
@@ -144,7 +145,7 @@ fn long_files_of_shallow_code_are_modelled() {
         ("arms", arms),
     ] {
         assert_eq!(
-            gil_lint::prefilter::rust_depth_within_bounds(&text),
+            gil_lint::frontend::rust_scan::rust_depth_within_bounds(&text),
             Ok(()),
             "{name}"
         );

@@ -5,7 +5,9 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use gil_lint::frontend::Language;
-use gil_lint::prefilter::{Rewrites, Seeds, scan_cpp, scan_rust};
+use gil_lint::frontend::cpp::scan::{Rewrites, scan_cpp};
+use gil_lint::frontend::rust_scan::scan_rust;
+use gil_lint::frontend::scan::Seeds;
 use gil_lint_fuzz::knowledge;
 use libfuzzer_sys::fuzz_target;
 
@@ -21,5 +23,5 @@ fuzz_target!(|data: &[u8]| {
     let _ = seeds.in_text(&text, Language::Rust);
     let _ = scan_cpp(&text, rewrites);
     let _ = scan_rust(&text, Path::new("crates/x-y/src/a/mod.rs"));
-    let _ = gil_lint::prefilter::rust_depth_within_bounds(&text);
+    let _ = gil_lint::frontend::rust_scan::rust_depth_within_bounds(&text);
 });

@@ -11,7 +11,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let text = expand(data, RUST_FRAGMENTS, 1 << 20);
-    let _ = gil_lint::prefilter::scan_rust(&text, Path::new("crate/src/lib.rs"));
+    let _ = gil_lint::frontend::rust_scan::scan_rust(&text, Path::new("crate/src/lib.rs"));
     let _ = gil_lint::suppress::scan(0, &text);
     let result = on_worker(|| {
         frontend::extract(Language::Rust, Path::new("crate/src/lib.rs"), &text, knowledge())

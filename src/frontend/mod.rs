@@ -1,7 +1,11 @@
-//! Front-ends: one per language, each turning a file's text into a [`FileModel`].
+//! Front-ends: one per language, each turning a file's text into a [`FileModel`]; and the light
+//! scans of [`scan`], which read a file's text without parsing it, for the pre-filter.
 
 pub mod cpp;
+pub(crate) mod lexer;
 pub mod rust;
+pub mod rust_scan;
+pub mod scan;
 
 use std::path::Path;
 
@@ -19,10 +23,11 @@ pub fn extract(
 ) -> Result<FileModel, String> {
     let model = match language {
         // tree-sitter's memory grows with the `<` of one statement: refuse a flood of them.
-        Language::Cpp => crate::prefilter::cpp_within_bounds(text)
-            .and_then(|()| cpp::extract(text, knowledge))?,
+        Language::Cpp => {
+            cpp::scan::cpp_within_bounds(text).and_then(|()| cpp::extract(text, knowledge))?
+        }
         // syn parses and the walker visits recursively: refuse what would overflow the stack.
-        Language::Rust => crate::prefilter::rust_depth_within_bounds(text)
+        Language::Rust => rust_scan::rust_depth_within_bounds(text)
             .and_then(|()| rust::extract(path, text, knowledge))?,
     };
     Ok(model.compacted())

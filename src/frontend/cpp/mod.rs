@@ -2,6 +2,7 @@
 //! language-neutral model.
 
 mod prepass;
+pub mod scan;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 

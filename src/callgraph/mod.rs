@@ -1,0 +1,411 @@
+//! Resolves every call site to the functions it may run.
+//!
+//! C++ is resolved by name, without types (see docs/call-graph.md for what that misses and what it
+//! over-approximates):
+//! 1. a qualified or unqualified name is looked up through the caller's enclosing scopes (innermost
+//!    first), then through its `using` directives, then as written;
+//! 2. failing that, by the name's last segments when exactly one qualified name ends with them;
+//!    both steps among the functions of the caller's language and those with C linkage;
+//! 3. `this->f()` goes to the caller's own class (or a scope around it, not a global `f`), then
+//!    like `x.f()`;
+//! 4. `x.f()` / `p->f()` with an unknown receiver type goes to every method named `f` (not to a
+//!    framework's own methods from a file that never names the framework).
+//!
+//! Rust follows the same rules with its module paths, except that method calls on receivers of
+//! unknown type are not followed, and a `self.f()` that `self`'s own impls do not define goes
+//! only to the methods of classes related to `self`'s type (docs/call-graph.md).
+//!
+//! These rules are written once, in [`resolve`], over a [`Lookup`]: here the whole program's
+//! [`Index`]; in the pre-filter, the files parsed so far.
+
+mod resolve;
+
+use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+pub(crate) use resolve::{Lookup, Scope, qualified_names, resolve_call};
+
+use crate::model::{CallTarget, FnId, Function, FunctionKind, Language, Program, last_segment};
+
+pub struct CallGraph {
+    /// For each call site of the program (numbered function by function, from
+    /// `first_call[function]`), the end of its callees in `targets`; they start where the call
+    /// before ends. Flat, since a program has hundreds of thousands of calls.
+    first_call: Vec<u32>,
+    callee_ends: Vec<u32>,
+    targets: Vec<FnId>,
+    /// Functions that call one of their own parameters.
+    calls_parameters: FxHashSet<FnId>,
+    /// `(caller, call, argument index)` -> the lambdas written there, for calls that pass lambdas
+    /// to a function that calls that parameter.
+    passed: FxHashMap<(FnId, usize, u32), Vec<FnId>>,
+    /// For each binding, the functions its callable names, resolved from where it is registered.
+    binding_targets: Vec<Vec<FnId>>,
+}
+
+struct Index<'p> {
+    program: &'p Program,
+    by_qualname: FxHashMap<&'p str, Vec<FnId>>,
+    by_name: FxHashMap<&'p str, Vec<FnId>>,
+    methods: FxHashMap<&'p str, Vec<FnId>>,
+    /// Simple class name -> simple names of the classes derived from it, itself included.
+    derived: FxHashMap<&'p str, FxHashSet<&'p str>>,
+    /// Simple class name -> simple names of its bases (C++ base classes, Rust traits).
+    bases: FxHashMap<&'p str, Vec<&'p str>>,
+}
+
+impl CallGraph {
+    pub fn build(program: &Program) -> Self {
+        let index = Index::new(program);
+        // Each function's calls resolve independently of the others'; the indexed collect keeps
+        // program order.
+        let resolved: Vec<Resolved> = program
+            .functions
+            .par_iter()
+            .map(|f| {
+                let scope = Scope::of_function(f, program.file(f.span.file).language);
+                let mut calls = Resolved::default();
+                for c in &f.calls {
+                    let callees = match c.target {
+                        CallTarget::Direct(id) => vec![id],
+                        // Resolved once every call is: see `route_passed_lambdas`.
+                        CallTarget::Param(_) => Vec::new(),
+                        CallTarget::Named { .. } => {
+                            resolve_call(&index, scope, &c.target, Some(c.args))
+                        }
+                    };
+                    calls.targets.extend(callees);
+                    calls.ends.push(calls.targets.len() as u32);
+                }
+                calls
+            })
+            .collect();
+        let (run_by_callee, calls_parameters, passed) = route_passed_lambdas(program, &resolved);
+        let mut first_call = Vec::with_capacity(resolved.len() + 1);
+        let mut callee_ends = Vec::with_capacity(resolved.iter().map(|r| r.ends.len()).sum());
+        let mut targets = Vec::with_capacity(resolved.iter().map(|r| r.targets.len()).sum());
+        for (caller, calls) in resolved.into_iter().enumerate() {
+            first_call.push(callee_ends.len() as u32);
+            for call in 0..calls.ends.len() {
+                if !run_by_callee.contains(&(caller, call)) {
+                    targets.extend_from_slice(calls.get(call));
+                }
+                callee_ends.push(targets.len() as u32);
+            }
+        }
+        first_call.push(callee_ends.len() as u32);
+        let binding_targets = program
+            .bindings
+            .par_iter()
+            .map(|b| match b.target {
+                CallTarget::Direct(id) => vec![id],
+                _ => resolve_call(
+                    &index,
+                    Scope::of_binding(b, program.file(b.span.file).language),
+                    &b.target,
+                    None,
+                ),
+            })
+            .collect();
+        CallGraph {
+            first_call,
+            callee_ends,
+            targets,
+            calls_parameters,
+            passed,
+            binding_targets,
+        }
+    }
+
+    pub fn callees(&self, caller: FnId, call: usize) -> &[FnId] {
+        let at = self.first_call[caller] as usize + call;
+        nth_list(&self.callee_ends, &self.targets, at)
+    }
+
+    pub fn calls_parameters(&self, function: FnId) -> bool {
+        self.calls_parameters.contains(&function)
+    }
+
+    /// The lambdas passed as argument `index` by call `call` of `caller`.
+    pub fn passed_lambdas(&self, caller: FnId, call: usize, index: u32) -> Vec<FnId> {
+        self.passed
+            .get(&(caller, call, index))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    pub fn binding_targets(&self, binding: usize) -> &[FnId] {
+        &self.binding_targets[binding]
+    }
+}
+
+impl<'p> Index<'p> {
+    fn new(program: &'p Program) -> Self {
+        let mut by_qualname: FxHashMap<&str, Vec<FnId>> = FxHashMap::default();
+        let mut by_name: FxHashMap<&str, Vec<FnId>> = FxHashMap::default();
+        let mut methods: FxHashMap<&str, Vec<FnId>> = FxHashMap::default();
+        let class_names: FxHashSet<&str> = program
+            .classes
+            .keys()
+            .map(|c| last_segment(c))
+            .chain(program.classes.keys().map(String::as_str))
+            .collect();
+        for (id, f) in program.functions.iter().enumerate() {
+            if f.kind == FunctionKind::Lambda {
+                continue;
+            }
+            by_qualname.entry(&f.qualname).or_default().push(id);
+            by_name.entry(&f.name).or_default().push(id);
+            if f.is_method_where(|class| class_names.contains(class)) {
+                methods.entry(&f.name).or_default().push(id);
+            }
+        }
+        Index {
+            program,
+            by_qualname,
+            by_name,
+            methods,
+            derived: derived_classes(program, &resolve::classes_called_on(program)),
+            bases: simple_bases(&program.classes),
+        }
+    }
+
+    fn methods(&self, name: &str) -> &[FnId] {
+        self.methods.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    fn methods_where(&self, name: &str, owner_is: impl Fn(&str) -> bool) -> Vec<FnId> {
+        self.methods(name)
+            .iter()
+            .copied()
+            .filter(|&id| self.owner(id).is_some_and(&owner_is))
+            .collect()
+    }
+}
+
+impl Lookup for Index<'_> {
+    type Id = FnId;
+
+    fn function(&self, id: FnId) -> &Function {
+        &self.program.functions[id]
+    }
+
+    fn language(&self, id: FnId) -> Language {
+        self.program
+            .file(self.program.functions[id].span.file)
+            .language
+    }
+
+    fn with_qualname(&self, qualname: &str) -> Vec<FnId> {
+        self.by_qualname.get(qualname).cloned().unwrap_or_default()
+    }
+
+    fn ending_with(&self, path: &str, language: Language, most: usize) -> Option<Vec<FnId>> {
+        let suffix = format!("::{path}");
+        let found: Vec<FnId> = self
+            .by_name
+            .get(last_segment(path))
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&id| {
+                let q = &self.program.functions[id].qualname;
+                (q == path || q.ends_with(&suffix)) && self.callable_from(id, language)
+            })
+            .collect();
+        (qualified_names(self, &found) <= most).then_some(found)
+    }
+
+    fn methods_named(&self, name: &str, most: usize) -> Option<Vec<FnId>> {
+        let methods = self.methods(name);
+        (methods.len() <= most).then(|| methods.to_vec())
+    }
+
+    fn methods_below(&self, name: &str, class: &str) -> Vec<FnId> {
+        self.methods_where(name, |owner| self.derives(owner, class))
+    }
+
+    fn methods_of(&self, name: &str, classes: &[String]) -> Vec<FnId> {
+        self.methods_where(name, |owner| classes.iter().any(|c| c == owner))
+    }
+
+    fn derives(&self, class: &str, base: &str) -> bool {
+        self.derived
+            .get(base)
+            .is_some_and(|derived| derived.contains(class))
+    }
+
+    fn in_hierarchy(&self, name: &str) -> bool {
+        self.derived.contains_key(name)
+    }
+
+    fn bases(&self, class: &str) -> Vec<String> {
+        self.bases
+            .get(class)
+            .into_iter()
+            .flatten()
+            .map(|b| b.to_string())
+            .collect()
+    }
+}
+
+/// For each class (by simple name), the simple names of the bases written for any of its
+/// definitions (the pre-filter reads its kept models' classes the same way).
+pub(crate) fn simple_bases<'a>(
+    classes: impl IntoIterator<Item = (&'a String, &'a Vec<String>)>,
+) -> FxHashMap<&'a str, Vec<&'a str>> {
+    let mut bases: FxHashMap<&str, Vec<&str>> = FxHashMap::default();
+    for (class, written) in classes {
+        let entry = bases.entry(last_segment(class)).or_default();
+        for base in written {
+            if !entry.contains(&last_segment(base)) {
+                entry.push(last_segment(base));
+            }
+        }
+    }
+    bases
+}
+
+/// For each of `wanted` (by simple name) that is a class or a base, the classes that derive from
+/// it, transitively, itself included when it is a class. Computed for those alone: over a whole
+/// program, the sets of a deep hierarchy add up to the square of its depth.
+fn derived_classes<'p>(
+    program: &'p Program,
+    wanted: &FxHashSet<&'p str>,
+) -> FxHashMap<&'p str, FxHashSet<&'p str>> {
+    let mut subclasses: FxHashMap<&str, Vec<&str>> = FxHashMap::default();
+    let mut classes: FxHashSet<&str> = FxHashSet::default();
+    for (class, bases) in &program.classes {
+        let class = last_segment(class);
+        classes.insert(class);
+        for base in bases {
+            subclasses
+                .entry(last_segment(base))
+                .or_default()
+                .push(class);
+        }
+    }
+    wanted
+        .iter()
+        .filter(|w| classes.contains(*w) || subclasses.contains_key(*w))
+        .map(|&w| {
+            let mut below: FxHashSet<&str> = FxHashSet::default();
+            if classes.contains(w) {
+                below.insert(w);
+            }
+            let mut stack: Vec<&str> = subclasses.get(w).cloned().unwrap_or_default();
+            while let Some(c) = stack.pop() {
+                if below.insert(c) {
+                    stack.extend(subclasses.get(c).into_iter().flatten());
+                }
+            }
+            (w, below)
+        })
+        .collect()
+}
+
+/// One function's resolved calls, flat: call `i` may run `targets[ends[i - 1]..ends[i]]`.
+#[derive(Default)]
+struct Resolved {
+    ends: Vec<u32>,
+    targets: Vec<FnId>,
+}
+
+impl Resolved {
+    fn get(&self, call: usize) -> &[FnId] {
+        nth_list(&self.ends, &self.targets, call)
+    }
+}
+
+/// List `n` of lists stored one after the other in `items`, each ending at `ends[n]`.
+fn nth_list<'a>(ends: &[u32], items: &'a [FnId], n: usize) -> &'a [FnId] {
+    let start = match n {
+        0 => 0,
+        _ => ends[n - 1] as usize,
+    };
+    &items[start..ends[n] as usize]
+}
+
+/// A lambda passed to a project function that calls that parameter (`without_gil([&] { ... })`)
+/// runs inside the callee, at the parameter's call, in the callee's GIL state; it runs in place
+/// only when no callee calls the parameter. Returns the call sites of the lambdas that run inside
+/// their callee (so not where they are written), the functions that call a parameter, and the
+/// lambdas passed to them by each call site (the analysis enters such a function once per call
+/// site, so each call runs its own lambdas).
+#[allow(clippy::type_complexity)]
+fn route_passed_lambdas(
+    program: &Program,
+    callees: &[Resolved],
+) -> (
+    FxHashSet<(FnId, usize)>,
+    FxHashSet<FnId>,
+    FxHashMap<(FnId, usize, u32), Vec<FnId>>,
+) {
+    let mut calls_param: FxHashSet<(FnId, u32)> = program
+        .functions
+        .iter()
+        .enumerate()
+        .flat_map(|(id, f)| {
+            f.calls.iter().filter_map(move |c| match c.target {
+                CallTarget::Param(index) => Some((id, index)),
+                _ => None,
+            })
+        })
+        .collect();
+    // A closure that calls a parameter of the function it is written in (`self.detach(|| f())`)
+    // makes that function call it.
+    loop {
+        let inherited: Vec<(FnId, u32)> = program
+            .functions
+            .iter()
+            .enumerate()
+            .flat_map(|(id, f)| {
+                let calls_param = &calls_param;
+                f.calls.iter().filter_map(move |c| match c.target {
+                    CallTarget::Direct(lambda)
+                        if program.functions[lambda].kind == FunctionKind::Lambda =>
+                    {
+                        Some(
+                            calls_param
+                                .iter()
+                                .filter(move |(f, _)| *f == lambda)
+                                .map(move |(_, i)| (id, *i)),
+                        )
+                    }
+                    _ => None,
+                })
+            })
+            .flatten()
+            .filter(|entry| !calls_param.contains(entry))
+            .collect();
+        if inherited.is_empty() {
+            break;
+        }
+        calls_param.extend(inherited);
+    }
+    let mut passed: FxHashMap<(FnId, usize, u32), Vec<FnId>> = FxHashMap::default();
+    let mut run_by_callee = FxHashSet::default();
+    for (caller, f) in program.functions.iter().enumerate() {
+        for (site, call) in f.calls.iter().enumerate() {
+            let (Some((outer, index)), CallTarget::Direct(lambda)) =
+                (f.passed_to(site), &call.target)
+            else {
+                continue;
+            };
+            let outer = outer as usize;
+            let consumed = callees[caller]
+                .get(outer)
+                .iter()
+                .any(|&callee| calls_param.contains(&(callee, index)));
+            if consumed {
+                run_by_callee.insert((caller, site));
+                passed
+                    .entry((caller, outer, index))
+                    .or_default()
+                    .push(*lambda);
+            }
+        }
+    }
+    let calls_parameters = calls_param.into_iter().map(|(id, _)| id).collect();
+    (run_by_callee, calls_parameters, passed)
+}

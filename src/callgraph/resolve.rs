@@ -1,0 +1,343 @@
+//! The resolver: the one place that decides which functions a call by name may run, by the rules
+//! of [`super`]'s doc. It is generic over what it looks in ([`Lookup`]): the whole program for
+//! the call graph, or the files parsed so far for the pre-filter, whose lookup notes, as it
+//! answers, the files that could still change each answer (see `crate::prefilter`). Nothing else
+//! matches on [`Receiver`].
+
+use rustc_hash::FxHashSet;
+
+use crate::model::{
+    Binding, CallTarget, Function, FunctionKind, Language, Program, Receiver, last_segment,
+    owner_of, split_path,
+};
+
+/// A method call whose receiver type is unknown goes to every method of that name, unless more
+/// than this many define it: `get`, `size` or `data` on an `auto` variable says nothing about
+/// which class is meant, and following all of them invents paths through unrelated code.
+/// (Virtual dispatch over a known base class is not limited: see [`Receiver::Typed`].)
+pub(crate) const MAX_UNTYPED_FANOUT: usize = 8;
+
+/// Where a name is looked up from: the enclosing namespaces and classes, and the `using`s.
+#[derive(Clone, Copy)]
+pub(crate) struct Scope<'a> {
+    names: &'a [String],
+    usings: &'a [String],
+    /// Whether a method call on a receiver of unknown type goes to every method of that name.
+    /// Not in Rust: there most such calls are on the standard library's and other crates' types
+    /// (`read`, `get`, `as_str`), and name matching invents paths through unrelated code; the
+    /// receivers that matter (`self`, declared parameters, fields, statics) have known types.
+    by_method_name: bool,
+    /// In Rust, the type of `self` (the last segment of the scope of a method or of a closure
+    /// in one).
+    self_type: Option<&'a str>,
+    language: Language,
+}
+
+impl<'a> Scope<'a> {
+    /// Where the calls of `f`, a function written in `language`, are looked up from.
+    pub(crate) fn of_function(f: &'a Function, language: Language) -> Self {
+        let cpp = language == Language::Cpp;
+        Scope {
+            names: &f.scope,
+            usings: &f.usings,
+            by_method_name: cpp,
+            self_type: f.scope.last().filter(|_| !cpp).map(String::as_str),
+            language,
+        }
+    }
+
+    /// Where the target of `binding`, registered in a file of `language`, is looked up from.
+    pub(crate) fn of_binding(binding: &'a Binding, language: Language) -> Self {
+        Scope {
+            names: &binding.scope,
+            usings: &binding.usings,
+            by_method_name: true,
+            self_type: None,
+            language,
+        }
+    }
+}
+
+/// The functions and classes that names are resolved against. Classes are named by their simple
+/// names (the last segment), as the resolver matches them.
+///
+/// Each answer is what the lookup holds. The pre-filter's lookup holds part of the program: its
+/// answers are what that part defines, and it notes aside whenever the rest could add to one.
+/// The answers given with a bound (`most`) may stop short once the bound is passed, since adding
+/// definitions never brings a count back under it.
+pub(crate) trait Lookup {
+    type Id: Copy;
+    fn function(&self, id: Self::Id) -> &Function;
+    fn language(&self, id: Self::Id) -> Language;
+    /// The non-lambda functions with this qualified name.
+    fn with_qualname(&self, qualname: &str) -> Vec<Self::Id>;
+    /// The non-lambda functions whose qualified name is `path` or ends with `::path`, that a
+    /// call from `language` may reach; `None` when they have more than `most` qualified names.
+    fn ending_with(&self, path: &str, language: Language, most: usize) -> Option<Vec<Self::Id>>;
+    /// The methods named `name`; `None` when there are more than `most`.
+    fn methods_named(&self, name: &str, most: usize) -> Option<Vec<Self::Id>>;
+    /// The methods named `name` of `class` and the classes derived from it.
+    fn methods_below(&self, name: &str, class: &str) -> Vec<Self::Id>;
+    /// The methods named `name` of one of `classes`.
+    fn methods_of(&self, name: &str, classes: &[String]) -> Vec<Self::Id>;
+    /// Whether `class` is `base` or derives from it, transitively.
+    fn derives(&self, class: &str, base: &str) -> bool;
+    /// Whether a class is named `name`, or names it as a base.
+    fn in_hierarchy(&self, name: &str) -> bool;
+    /// The bases written for any definition of `class`.
+    fn bases(&self, class: &str) -> Vec<String>;
+
+    /// Whether a call by name from `language` may reach `id`: a function of the same language or
+    /// one with C linkage (C++ calls no Rust `compile` by its name, but does call an `extern "C"`
+    /// one).
+    fn callable_from(&self, id: Self::Id, language: Language) -> bool {
+        self.function(id).extern_c || self.language(id) == language
+    }
+
+    /// The simple name of the class (or namespace) a function is defined in.
+    fn owner(&self, id: Self::Id) -> Option<&str> {
+        let (owner, _) = split_path(&self.function(id).qualname)?;
+        Some(last_segment(owner))
+    }
+}
+
+/// How many qualified names the functions `ids` have.
+pub(crate) fn qualified_names<L: Lookup>(lookup: &L, ids: &[L::Id]) -> usize {
+    ids.iter()
+        .map(|&id| lookup.function(id).qualname.as_str())
+        .collect::<FxHashSet<_>>()
+        .len()
+}
+
+/// The functions a call to `target` from `caller`, with `args` arguments, may run: by the rules
+/// of [`super`]'s doc, then by arity. A binding's target (`args` of `None`) is not chosen by
+/// arity. A lambda (`Direct`) or a parameter (`Param`) is the caller's to follow.
+pub(crate) fn resolve_call<L: Lookup>(
+    lookup: &L,
+    caller: Scope,
+    target: &CallTarget,
+    args: Option<u32>,
+) -> Vec<L::Id> {
+    let CallTarget::Named { path, receiver } = target else {
+        return Vec::new();
+    };
+    let candidates = resolve(lookup, caller, path, receiver);
+    let Some(args) = args else {
+        return candidates;
+    };
+    // A method matched by name only must also take the arguments given; for other calls,
+    // dropping every candidate resolved by name and scope would hide real paths (a default
+    // argument hidden in a macro, a parse error).
+    let guessed = matches!(receiver, Receiver::Object | Receiver::Native);
+    let fitting: Vec<L::Id> = candidates
+        .iter()
+        .copied()
+        .filter(|&id| lookup.function(id).accepts(args))
+        .collect();
+    if fitting.is_empty() && !guessed {
+        candidates
+    } else {
+        fitting
+    }
+}
+
+fn resolve<L: Lookup>(lookup: &L, caller: Scope, path: &str, receiver: &Receiver) -> Vec<L::Id> {
+    match receiver {
+        Receiver::None => resolve_path(lookup, caller, path),
+        Receiver::This => {
+            if let Some(own) = in_enclosing_scopes(lookup, caller, path) {
+                return own;
+            }
+            let mut methods = untyped_methods(lookup, path, caller.language);
+            // A Rust `self` has its impl's type: what that type's own impls do not define
+            // comes from a trait, as a provided method or, called from a trait's provided
+            // method, as an implementor's method. A method of any other type is not it.
+            if let Some(self_type) = caller.self_type {
+                let related = lookup.in_hierarchy(self_type);
+                methods.retain(|&id| {
+                    lookup.function(id).kind == FunctionKind::ProvidedMethod
+                        || related
+                            && lookup
+                                .owner(id)
+                                .is_some_and(|owner| lookup.derives(owner, self_type))
+                });
+            }
+            methods
+        }
+        Receiver::Object if caller.by_method_name => untyped_methods(lookup, path, caller.language),
+        Receiver::Native if caller.by_method_name => {
+            let mut methods = untyped_methods(lookup, path, caller.language);
+            methods.retain(|&id| !lookup.function(id).framework);
+            methods
+        }
+        Receiver::Object | Receiver::Native => Vec::new(),
+        Receiver::Typed(ty) => typed(lookup, caller, path, ty),
+    }
+}
+
+/// `x.f()` with `x` of type `ty`. A type the project does not define (`std::atomic`,
+/// `at::Tensor`) has no methods here; a project class's call may run an override in any derived
+/// class, or, when the class does not define the method, the nearest definition among its bases
+/// (a C++ base class, a Rust trait's provided method). Classes are matched by simple name, so a
+/// standard type written as such (`std::array`) is never taken for a project's class of that name
+/// (`pybind11::array`).
+fn typed<L: Lookup>(lookup: &L, caller: Scope, path: &str, ty: &str) -> Vec<L::Id> {
+    if ty.trim_start_matches("::").starts_with("std::") {
+        return Vec::new();
+    }
+    let class = last_segment(ty);
+    if !lookup.in_hierarchy(class) {
+        return Vec::new();
+    }
+    // A method is never called from the other language (a Rust `str` is not pybind11's).
+    let same_language = |id: &L::Id| lookup.language(*id) == caller.language;
+    let mut found = lookup.methods_below(path, class);
+    found.retain(same_language);
+    // A method of the receiver's class itself.
+    let own = |id: L::Id| lookup.owner(id) == Some(class);
+    // A C++ class written with its namespace (`platform::Window`) is not another namespace's
+    // class of that name, when the program has that one. (Rust types are often named through
+    // re-exports, so their paths say less.)
+    if caller.language == Language::Cpp && ty.contains("::") {
+        let written = ty.trim_start_matches("::");
+        let suffix = format!("::{written}");
+        let named_so = |id: L::Id| {
+            let owner = owner_of(&lookup.function(id).qualname);
+            owner == written || owner.ends_with(&suffix)
+        };
+        if found.iter().any(|&id| own(id) && named_so(id)) {
+            found.retain(|&id| !own(id) || named_so(id));
+        }
+    }
+    if !found.iter().any(|&id| own(id)) {
+        let mut level = vec![class.to_string()];
+        let mut seen: FxHashSet<String> = FxHashSet::from_iter([class.to_string()]);
+        while !level.is_empty() {
+            level = level
+                .iter()
+                .flat_map(|c| lookup.bases(c))
+                .filter(|b| seen.insert(b.clone()))
+                .collect();
+            let mut inherited = lookup.methods_of(path, &level);
+            inherited.retain(same_language);
+            if !inherited.is_empty() {
+                found.extend(inherited);
+                break;
+            }
+        }
+    }
+    found
+}
+
+/// The methods named `name`, or none when the program has more than [`MAX_UNTYPED_FANOUT`];
+/// only those in `language` (a method is never called by name from the other language, but
+/// counts for how ambiguous the name is).
+fn untyped_methods<L: Lookup>(lookup: &L, name: &str, language: Language) -> Vec<L::Id> {
+    let Some(mut methods) = lookup.methods_named(name, MAX_UNTYPED_FANOUT) else {
+        return Vec::new();
+    };
+    methods.retain(|&id| lookup.language(id) == language);
+    methods
+}
+
+/// `path` looked up in the caller's scopes, innermost first, among the functions a call from
+/// the caller's language may reach. With the number of scopes it was found under (0: `path` is
+/// a whole qualified name).
+fn scoped_lookup<L: Lookup>(lookup: &L, caller: Scope, path: &str) -> Option<(usize, Vec<L::Id>)> {
+    let scope = caller.names;
+    // One buffer for every candidate name: this runs for most of the program's calls.
+    let mut qualified = String::new();
+    (0..=scope.len()).rev().find_map(|n| {
+        qualified.clear();
+        for name in &scope[..n] {
+            qualified.push_str(name);
+            qualified.push_str("::");
+        }
+        qualified.push_str(path);
+        let found = callable_with_qualname(lookup, &qualified, caller.language);
+        (!found.is_empty()).then_some((n, found))
+    })
+}
+
+fn callable_with_qualname<L: Lookup>(lookup: &L, qualname: &str, language: Language) -> Vec<L::Id> {
+    let mut found = lookup.with_qualname(qualname);
+    found.retain(|&id| lookup.callable_from(id, language));
+    found
+}
+
+/// `path` looked up under the caller's enclosing scopes only, not as written: where
+/// `this->f()` and `self.f()` look first.
+fn in_enclosing_scopes<L: Lookup>(lookup: &L, caller: Scope, path: &str) -> Option<Vec<L::Id>> {
+    scoped_lookup(lookup, caller, path)
+        .filter(|&(scopes, _)| scopes > 0)
+        .map(|(_, found)| found)
+}
+
+/// `path` looked up through the caller's `using`s, in order.
+fn through_usings<L: Lookup>(lookup: &L, caller: Scope, path: &str) -> Vec<L::Id> {
+    let mut qualified = String::new();
+    for using in caller.usings {
+        qualified.clear();
+        qualified.push_str(using);
+        qualified.push_str("::");
+        qualified.push_str(path);
+        let found = callable_with_qualname(lookup, &qualified, caller.language);
+        if !found.is_empty() {
+            return found;
+        }
+    }
+    Vec::new()
+}
+
+/// Rules 1 and 2 of [`super`]'s doc: the caller's scopes, its `using`s, then the functions of
+/// the one qualified name that ends with `path` (none when there are several).
+fn resolve_path<L: Lookup>(lookup: &L, caller: Scope, path: &str) -> Vec<L::Id> {
+    if let Some((_, found)) = scoped_lookup(lookup, caller, path) {
+        return found;
+    }
+    let found = through_usings(lookup, caller, path);
+    if !found.is_empty() {
+        return found;
+    }
+    lookup
+        .ending_with(path, caller.language, 1)
+        .unwrap_or_default()
+}
+
+/// The classes (by simple name) that calls may be made on: typed receivers, and the type of a
+/// Rust `self` that calls its own methods. A lookup that computes the classes derived from a
+/// class ahead needs only theirs.
+pub(crate) fn classes_called_on(program: &Program) -> FxHashSet<&str> {
+    program
+        .functions
+        .iter()
+        .flat_map(|f| {
+            let rust = program.file(f.span.file).language == Language::Rust;
+            let self_type = f
+                .scope
+                .last()
+                .filter(|_| {
+                    rust && f.calls.iter().any(|c| {
+                        matches!(
+                            c.target,
+                            CallTarget::Named {
+                                receiver: Receiver::This,
+                                ..
+                            }
+                        )
+                    })
+                })
+                .map(String::as_str);
+            f.calls
+                .iter()
+                .filter_map(|c| match &c.target {
+                    CallTarget::Named {
+                        receiver: Receiver::Typed(ty),
+                        ..
+                    } => Some(last_segment(ty)),
+                    _ => None,
+                })
+                .chain(self_type)
+        })
+        .collect()
+}

@@ -1,0 +1,307 @@
+//! The light scan of Rust text for what it may define (see [`Definitions`]), and the nesting
+//! bound within which syn's parser and the Rust front-end's walk cannot overflow a stack.
+
+use std::path::Path;
+
+use rustc_hash::FxHashSet as HashSet;
+
+use super::lexer::{RustLexer, Token, line_of};
+use super::scan::Definitions;
+
+/// The most nesting the Rust front-end is given: an upper bound on how deep syn's parser, the
+/// front-end's walk and the syntax tree's drop recurse (see [`rust_depth_within_bounds`]). With
+/// [`crate::STACK_PER_RUST_LEVEL`] bytes a level, it sizes the worker threads' stacks.
+pub const MAX_RUST_DEPTH: usize = 8_192;
+
+/// The words that may follow a `}` and continue what it ends: `if a {} else {}`,
+/// `for S {..} in xs`, `impl Tr<{ N }> for T`, a `where` after a const block. Any other word (or
+/// an attribute's `#`) after a `}` starts a new item, statement or match arm.
+const CONTINUES_AFTER_BRACE: &[&[u8]] = &[b"else", b"as", b"in", b"where", b"for"];
+
+/// Whether Rust text is shallow enough for the recursive parser, walker and drop of the Rust
+/// front-end, so that no input can overflow a worker's stack.
+///
+/// Each token of a nesting (a bracket, a unary operator, a link of a method chain, an operand of
+/// a long `a + b + ...`, which syn parses in a loop but stores as a left-leaning tree) costs at
+/// most a few stack frames somewhere. So the depth at any token is bounded by the tokens of every
+/// open bracket level since that level's last point where all of them had been returned from:
+/// a `,` or `;`, the end of a block that a new item, statement or match arm follows. The bound is
+/// their sum, and a file over [`MAX_RUST_DEPTH`] is refused. A file of any number of items,
+/// statements or arms stays within it; only one expression or type nested thousands deep does
+/// not. Only a valid prefix can make syn recurse (it stops at the first error), so those resets
+/// need only hold for valid Rust.
+pub fn rust_depth_within_bounds(text: &str) -> Result<(), String> {
+    let mut lexer = RustLexer::new(text);
+    /// One open bracket level (the outermost is the file).
+    struct Level {
+        /// Tokens since the last point where they had all been returned from.
+        run: usize,
+        /// A `{` right after `=>`: a match arm's block, whose end ends the arm.
+        arm_body: bool,
+    }
+    let mut levels = vec![Level {
+        run: 0,
+        arm_body: false,
+    }];
+    // The sum of the levels' runs, plus one per open level.
+    let mut depth = 1usize;
+    let mut previous = [None, None];
+    // A `}` closed just before this token: unless the token continues it, what came before at
+    // this level has been parsed and returned from.
+    let mut brace_closed = false;
+    while let Some(token) = lexer.next() {
+        let nested = levels.len() > 1;
+        let level = levels.last_mut().expect("the file's level is never closed");
+        if std::mem::take(&mut brace_closed) {
+            let ends = match token {
+                Token::Ident(start, end) => {
+                    !CONTINUES_AFTER_BRACE.contains(&&text.as_bytes()[start..end])
+                }
+                Token::Punct(b'#') => true,
+                _ => false,
+            };
+            if ends {
+                depth -= level.run;
+                level.run = 0;
+            }
+        }
+        match token {
+            Token::Punct(b'(' | b'[' | b'{') => {
+                let arm_body = token == Token::Punct(b'{')
+                    && previous == [Some(Token::Punct(b'=')), Some(Token::Punct(b'>'))];
+                level.run += 1;
+                levels.push(Level { run: 0, arm_body });
+                depth += 2;
+            }
+            Token::Punct(b')' | b']' | b'}') if nested => {
+                let closed = levels.pop().expect("more than one level is open");
+                depth -= closed.run + 1;
+                let level = levels.last_mut().expect("the file's level is never closed");
+                if closed.arm_body {
+                    depth -= level.run;
+                    level.run = 0;
+                } else if token == Token::Punct(b'}') {
+                    brace_closed = true;
+                }
+            }
+            Token::Punct(b',' | b';') => {
+                depth -= level.run;
+                level.run = 0;
+            }
+            _ => {
+                level.run += 1;
+                depth += 1;
+            }
+        }
+        if depth > MAX_RUST_DEPTH {
+            return Err(format!(
+                "nested more than {MAX_RUST_DEPTH} levels deep (line {}), skipped",
+                line_of(text.as_bytes(), lexer.i)
+            ));
+        }
+        previous = [previous[1], Some(token)];
+    }
+    Ok(())
+}
+
+/// Rust keywords that may stand in an `impl` head.
+const RUST_HEAD_KEYWORDS: &[&str] = &["const", "dyn", "impl", "mut", "unsafe"];
+
+/// An `impl` head being read: `impl<generics> Trait<..> for Type<..> where ... {`.
+struct ImplHead<'a> {
+    depth: usize,
+    /// Nesting of the `<...>` right after `impl`, whose names belong to neither side.
+    generics: usize,
+    /// The next `<` opens those generics.
+    opening: bool,
+    /// Nesting of other `<...>`: a `for` inside is not the separator.
+    angles: usize,
+    trait_names: Vec<&'a str>,
+    type_names: Vec<&'a str>,
+    after_for: bool,
+    in_where: bool,
+    /// The type is `Arc<..>` (or `Rc`, `Box`, `Pin`): the front-end names it by what it holds.
+    unwraps: bool,
+}
+
+/// Whether the next byte (after spaces) opens `impl`'s generics.
+fn generics_follow(lexer: &RustLexer) -> bool {
+    let rest = lexer.rest();
+    rest.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'<')
+}
+
+/// Scans Rust text for what it may define (see [`Definitions`]): functions (`fn f`), the types
+/// of `impl` blocks (classes for the call graph, with the traits they implement as bases) and,
+/// as scopes, the module path the front-end derives from `path`, inline modules, `impl` types
+/// and traits.
+pub fn scan_rust(text: &str, path: &Path) -> Definitions {
+    let mut functions: HashSet<&str> = HashSet::default();
+    let mut classes = Vec::new();
+    let mut scopes: HashSet<String> = path
+        .components()
+        .map(|c| {
+            let part = c.as_os_str().to_string_lossy();
+            part.trim_end_matches(".rs").replace('-', "_")
+        })
+        .chain(["crate".to_string()])
+        .collect();
+    let mut lexer = RustLexer::new(text);
+    let mut prev: Option<&str> = None;
+    let mut head: Option<ImplHead> = None;
+    let mut depth = 0usize;
+    while let Some(token) = lexer.next() {
+        let mut word = None;
+        match token {
+            Token::Ident(start, end) => {
+                let name = &text[start..end];
+                match prev {
+                    Some("fn") => {
+                        functions.insert(name);
+                    }
+                    Some("mod" | "trait") => {
+                        scopes.insert(name.to_string());
+                    }
+                    _ => {}
+                }
+                match &mut head {
+                    None if name == "impl" => {
+                        head = Some(ImplHead {
+                            depth,
+                            generics: 0,
+                            opening: generics_follow(&lexer),
+                            angles: 0,
+                            trait_names: Vec::new(),
+                            type_names: Vec::new(),
+                            after_for: false,
+                            in_where: false,
+                            unwraps: false,
+                        })
+                    }
+                    Some(h) if h.depth == depth && h.generics == 0 => match name {
+                        "for" if h.angles == 0 && !h.after_for => {
+                            h.trait_names = std::mem::take(&mut h.type_names);
+                            h.after_for = true;
+                            h.unwraps = false;
+                        }
+                        "where" => h.in_where = true,
+                        _ if h.in_where || RUST_HEAD_KEYWORDS.contains(&name) => {}
+                        // As the front-end names them: the last segment, without generic
+                        // arguments, except inside `Arc<..>`, `Rc<..>`, `Box<..>`, `Pin<..>`.
+                        _ if h.angles == 0 || h.after_for && h.unwraps => h.type_names.push(name),
+                        _ => {}
+                    },
+                    _ => {}
+                }
+                word = Some(name);
+            }
+            Token::Punct(b'<') => {
+                if let Some(h) = &mut head
+                    && h.depth == depth
+                {
+                    if h.opening || h.generics > 0 {
+                        h.generics += 1;
+                        h.opening = false;
+                    } else {
+                        if h.angles == 0
+                            && h.type_names
+                                .last()
+                                .is_some_and(|t| matches!(*t, "Arc" | "Rc" | "Box" | "Pin"))
+                        {
+                            h.unwraps = true;
+                        }
+                        h.angles += 1;
+                    }
+                }
+            }
+            Token::Punct(b'>') => {
+                if let Some(h) = &mut head
+                    && h.depth == depth
+                {
+                    if h.generics > 0 {
+                        h.generics -= 1;
+                    } else {
+                        h.angles = h.angles.saturating_sub(1);
+                    }
+                }
+            }
+            Token::Punct(b'(' | b'[' | b'{') => {
+                if token == Token::Punct(b'{')
+                    && let Some(h) = head.take_if(|h| h.depth == depth)
+                {
+                    let owned =
+                        |v: Vec<&str>| v.into_iter().map(str::to_string).collect::<Vec<_>>();
+                    let (names, bases) = (owned(h.type_names), owned(h.trait_names));
+                    scopes.extend(names.iter().cloned());
+                    classes.push((names, bases));
+                }
+                depth += 1;
+            }
+            Token::Punct(b')' | b']' | b'}') => {
+                depth = depth.saturating_sub(1);
+                if head.as_ref().is_some_and(|h| h.depth > depth) {
+                    head = None;
+                }
+            }
+            Token::Punct(b';') if head.as_ref().is_some_and(|h| h.depth == depth) => head = None,
+            _ => {}
+        }
+        prev = word;
+    }
+    let mut functions: Vec<String> = functions.into_iter().map(str::to_string).collect();
+    functions.sort_unstable();
+    Definitions {
+        functions,
+        classes,
+        scopes,
+        module: Some(crate::frontend::rust::module_path(path).1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frontend::scan::tests::assert_scopes;
+
+    #[test]
+    fn rust_scan_finds_functions_impls_and_scopes() {
+        let text = r##"
+            //! fn not_this() {}
+            use pyo3::prelude::*;
+            /* nested /* fn nor_this() {} */ still a comment fn nor_that() {} */
+            const S: &str = "fn no() {}";
+            const R: &str = r#"fn raw() {} "#;
+            fn free<'a>(x: &'a str) -> char { let c = '{'; c }
+            impl<T: Clone> Trait<Vec<T>> for Arc<Widget<T>> where T: Copy {
+                fn method(&self) {}
+            }
+            impl Gadget { fn other(&self) {} }
+            mod inner { pub trait Poke { fn poke(&self) {} } }
+            fn r#type() {}
+        "##;
+        let d = scan_rust(text, Path::new("crates/my-crate/src/a/b.rs"));
+        assert_eq!(
+            d.functions,
+            ["free", "method", "other", "poke", "type"].map(String::from)
+        );
+        let heads: Vec<_> = d
+            .classes
+            .iter()
+            .map(|(n, b)| (n.join(" "), b.join(" ")))
+            .collect();
+        assert_eq!(
+            heads,
+            [
+                ("Arc Widget T".into(), "Trait".into()),
+                ("Gadget".into(), String::new())
+            ]
+        );
+        assert_scopes(
+            &d,
+            &["Gadget", "Widget", "inner", "Poke", "my_crate", "a", "b"],
+        );
+        assert_eq!(
+            d.module,
+            Some(["my_crate", "a", "b"].map(String::from).to_vec())
+        );
+    }
+}
