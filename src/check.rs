@@ -71,7 +71,9 @@ pub fn run(options: Options) -> Result<Report, String> {
         }
     }
     let report_unused = config.warn_unused_suppressions.unwrap_or(false)
-        && !config.ignore.contains(suppress::UNUSED_SUPPRESSION.id);
+        && !config
+            .ignore
+            .contains(crate::lints::unused_suppression::UNUSED_SUPPRESSION.id);
     let suppressions = suppress::apply(
         program,
         findings,

@@ -30,7 +30,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::diagnostic::Severity;
-use crate::input::{self, shown};
+use crate::input::{self, located, shown};
 
 /// The most a configuration file may hold, in bytes.
 pub const FILE_LIMIT: u64 = 1 << 20;
@@ -83,29 +83,6 @@ pub struct Config {
     pub warn_unused_suppressions: Option<bool>,
     /// Source files larger than this many bytes are skipped with a warning.
     pub max_file_size: Option<u64>,
-}
-
-/// `path:line:col: message`, 1-based, for a byte range of `text`; nothing of `text` itself is
-/// shown. The path's control characters are escaped, so the message stays on one line.
-pub(crate) fn located(
-    path: &Path,
-    text: &str,
-    at: Option<std::ops::Range<usize>>,
-    message: &str,
-) -> String {
-    match at {
-        Some(range) => {
-            let mut offset = range.start.min(text.len());
-            while !text.is_char_boundary(offset) {
-                offset -= 1;
-            }
-            let before = &text[..offset];
-            let line = before.matches('\n').count() + 1;
-            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-            format!("{}:{line}:{column}: {message}", shown(path))
-        }
-        None => format!("{}: {message}", shown(path)),
-    }
 }
 
 /// A configuration as parsed, with where each of its knowledge files is written.

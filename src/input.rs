@@ -275,6 +275,29 @@ fn read_opened(mut file: File, limit: u64) -> Result<Vec<u8>, InputErrorKind> {
     Ok(buffer)
 }
 
+/// `path:line:col: message`, 1-based, for a byte range of `text`; nothing of `text` itself is
+/// shown. The path's control characters are escaped, so the message stays on one line.
+pub(crate) fn located(
+    path: &Path,
+    text: &str,
+    at: Option<std::ops::Range<usize>>,
+    message: &str,
+) -> String {
+    match at {
+        Some(range) => {
+            let mut offset = range.start.min(text.len());
+            while !text.is_char_boundary(offset) {
+                offset -= 1;
+            }
+            let before = &text[..offset];
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!("{}:{line}:{column}: {message}", shown(path))
+        }
+        None => format!("{}: {message}", shown(path)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -285,7 +285,7 @@ impl Knowledge {
             let message = elide_strings(&input::one_line(e.message()));
             anyhow::anyhow!(
                 "{}",
-                crate::config::located(Path::new(name), text, e.span(), &message)
+                input::located(Path::new(name), text, e.span(), &message)
             )
         };
         let header: FileHeader = toml::from_str(text).map_err(error)?;

@@ -18,6 +18,7 @@ mod gil_lock_inversion;
 mod missing_gil;
 #[cfg(test)]
 pub(crate) mod test_support;
+pub mod unused_suppression;
 
 pub struct Lint {
     pub id: &'static str,
@@ -114,7 +115,7 @@ pub static LINTS: &[&Lint] = &[
     &missing_gil::MISSING_GIL,
     &gil_lock_inversion::GIL_LOCK_INVERSION,
     &gil_held_blocking::GIL_HELD_BLOCKING,
-    &crate::suppress::UNUSED_SUPPRESSION,
+    &unused_suppression::UNUSED_SUPPRESSION,
 ];
 
 /// A rule of [`LINTS`] by id.
@@ -191,8 +192,8 @@ fn binding_list(program: &Program, bindings: &BTreeSet<usize>) -> String {
 /// The text for the language of the file `at` is in.
 fn by_language(program: &Program, at: crate::model::Span, cpp: &str, rust: &str) -> String {
     match program.file(at.file).language {
-        crate::frontend::Language::Cpp => cpp.to_string(),
-        crate::frontend::Language::Rust => rust.to_string(),
+        crate::model::Language::Cpp => cpp.to_string(),
+        crate::model::Language::Rust => rust.to_string(),
     }
 }
 
