@@ -134,8 +134,12 @@ impl Index {
         index
     }
 
-    /// `class` and every class that may derive from it.
+    /// `class` and every class that may derive from it; none when no class has that name or
+    /// base.
     fn derived(&self, class: &str) -> HashSet<String> {
+        if !self.heads.contains_key(class) && !self.subclasses.contains_key(class) {
+            return HashSet::default();
+        }
         closure(class, |c| self.subclasses.get(c).into_iter().flatten())
     }
 
@@ -240,8 +244,6 @@ struct Parsed {
     classes: HashSet<String>,
     /// Class (last segment) -> the bases (last segments) written for any of its definitions.
     bases: HashMap<String, Vec<String>>,
-    /// The names written as a base.
-    base_names: HashSet<String>,
 }
 
 impl Parsed {
@@ -274,7 +276,6 @@ impl Parsed {
                 if !bases.iter().any(|b| b == base) {
                     bases.push(base.to_string());
                 }
-                self.base_names.insert(base.to_string());
             }
         }
     }
@@ -362,30 +363,30 @@ impl<T: AsRef<FileModel>> Partial<'_, T> {
 
     /// `class` and the classes that may derive from it, by the scans.
     fn scanned_derived(&self, class: &str) -> Rc<HashSet<String>> {
-        let class = key(class);
-        let mut scanned = self.scanned.borrow_mut();
-        match scanned.derived.get(class) {
-            Some(derived) => derived.clone(),
-            None => {
-                let derived = Rc::new(self.index.derived(class));
-                scanned.derived.insert(class.to_string(), derived.clone());
-                derived
-            }
-        }
+        self.scanned_once(class, |scanned| &mut scanned.derived, Index::derived)
     }
 
     /// `class` and the names it may derive from, by the scans.
     fn scanned_ancestors(&self, class: &str) -> Rc<HashSet<String>> {
+        self.scanned_once(class, |scanned| &mut scanned.ancestors, Index::ancestors)
+    }
+
+    /// What `compute` says of `class` in the scans, computed once per class.
+    fn scanned_once(
+        &self,
+        class: &str,
+        cache: fn(&mut Scanned) -> &mut HashMap<String, Rc<HashSet<String>>>,
+        compute: fn(&Index, &str) -> HashSet<String>,
+    ) -> Rc<HashSet<String>> {
         let class = key(class);
         let mut scanned = self.scanned.borrow_mut();
-        match scanned.ancestors.get(class) {
-            Some(ancestors) => ancestors.clone(),
+        let cache = cache(&mut scanned);
+        match cache.get(class) {
+            Some(names) => names.clone(),
             None => {
-                let ancestors = Rc::new(self.index.ancestors(class));
-                scanned
-                    .ancestors
-                    .insert(class.to_string(), ancestors.clone());
-                ancestors
+                let names = Rc::new(compute(self.index, class));
+                cache.insert(class.to_string(), names.clone());
+                names
             }
         }
     }
@@ -571,24 +572,6 @@ impl<T: AsRef<FileModel>> Lookup for Partial<'_, T> {
                     self.note([*file]);
                 }
             }
-        }
-        false
-    }
-
-    fn in_hierarchy(&self, name: &str) -> bool {
-        if self.parsed.classes.contains(name) || self.parsed.base_names.contains(name) {
-            return true;
-        }
-        let index = self.index;
-        let k = key(name);
-        self.note(index.class_definers(k));
-        for class in index.subclasses.get(k).into_iter().flatten() {
-            self.note(
-                index.heads[class]
-                    .iter()
-                    .filter(|(_, bases)| bases.iter().any(|b| b == k))
-                    .map(|(file, _)| *file),
-            );
         }
         false
     }

@@ -235,10 +235,6 @@ impl Lookup for Index<'_> {
             .is_some_and(|derived| derived.contains(class))
     }
 
-    fn in_hierarchy(&self, name: &str) -> bool {
-        self.derived.contains_key(name)
-    }
-
     fn bases(&self, class: &str) -> Vec<String> {
         self.bases
             .get(class)

@@ -82,8 +82,6 @@ pub(crate) trait Lookup {
     fn methods_of(&self, name: &str, classes: &[String]) -> Vec<Self::Id>;
     /// Whether `class` is `base` or derives from it, transitively.
     fn derives(&self, class: &str, base: &str) -> bool;
-    /// Whether a class is named `name`, or names it as a base.
-    fn in_hierarchy(&self, name: &str) -> bool;
     /// The bases written for any definition of `class`.
     fn bases(&self, class: &str) -> Vec<String>;
 
@@ -153,13 +151,11 @@ fn resolve<L: Lookup>(lookup: &L, caller: Scope, path: &str, receiver: &Receiver
             // comes from a trait, as a provided method or, called from a trait's provided
             // method, as an implementor's method. A method of any other type is not it.
             if let Some(self_type) = caller.self_type {
-                let related = lookup.in_hierarchy(self_type);
                 methods.retain(|&id| {
                     lookup.function(id).kind == FunctionKind::ProvidedMethod
-                        || related
-                            && lookup
-                                .owner(id)
-                                .is_some_and(|owner| lookup.derives(owner, self_type))
+                        || lookup
+                            .owner(id)
+                            .is_some_and(|owner| lookup.derives(owner, self_type))
                 });
             }
             methods
@@ -185,10 +181,8 @@ fn typed<L: Lookup>(lookup: &L, caller: Scope, path: &str, ty: &str) -> Vec<L::I
     if ty.trim_start_matches("::").starts_with("std::") {
         return Vec::new();
     }
+    // A class that is neither defined nor a base has no methods below it and no bases.
     let class = last_segment(ty);
-    if !lookup.in_hierarchy(class) {
-        return Vec::new();
-    }
     // A method is never called from the other language (a Rust `str` is not pybind11's).
     let same_language = |id: &L::Id| lookup.language(*id) == caller.language;
     let mut found = lookup.methods_below(path, class);

@@ -260,7 +260,7 @@ pub fn scan_rust(text: &str, path: &Path) -> Definitions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frontend::scan::tests::assert_scopes;
+    use crate::frontend::scan::tests::{assert_scopes, heads};
 
     #[test]
     fn rust_scan_finds_functions_impls_and_scopes() {
@@ -283,11 +283,7 @@ mod tests {
             d.functions,
             ["free", "method", "other", "poke", "type"].map(String::from)
         );
-        let heads: Vec<_> = d
-            .classes
-            .iter()
-            .map(|(n, b)| (n.join(" "), b.join(" ")))
-            .collect();
+        let heads = heads(&d);
         assert_eq!(
             heads,
             [

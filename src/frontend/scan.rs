@@ -141,6 +141,14 @@ pub(crate) fn scan(
 pub(crate) mod tests {
     use super::*;
 
+    /// Each class head as its names and its bases, space-separated.
+    pub(crate) fn heads(d: &Definitions) -> Vec<(String, String)> {
+        d.classes
+            .iter()
+            .map(|(n, b)| (n.join(" "), b.join(" ")))
+            .collect()
+    }
+
     pub(crate) fn assert_scopes(d: &Definitions, scopes: &[&str]) {
         for scope in scopes {
             assert!(

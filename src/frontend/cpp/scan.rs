@@ -531,7 +531,7 @@ impl Rewrites {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frontend::scan::tests::assert_scopes;
+    use crate::frontend::scan::tests::{assert_scopes, heads};
 
     fn scan(text: &str) -> Definitions {
         scan_cpp(text, &Rewrites::new(&Knowledge::builtin()))
@@ -596,11 +596,7 @@ mod tests {
                 d.functions
             );
         }
-        let heads: Vec<_> = d
-            .classes
-            .iter()
-            .map(|(n, b)| (n.join(" "), b.join(" ")))
-            .collect();
+        let heads = heads(&d);
         assert!(
             heads.contains(&("Foo".into(), "public Bar private Baz".into())),
             "{heads:?}"
