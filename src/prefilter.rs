@@ -29,7 +29,7 @@
 
 use std::cell::RefCell;
 use std::path::PathBuf;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -300,17 +300,18 @@ struct Partial<'a, T> {
     /// for the rest to be parsed first.
     settle: bool,
     notes: RefCell<Notes>,
-    scanned: &'a RefCell<Scanned>,
+    scanned: &'a Mutex<Scanned>,
 }
 
-/// What the scans say of class names, computed once per name.
+/// What the scans say of names, computed once per name and shared by the threads that resolve
+/// a round's calls.
 #[derive(Default)]
 struct Scanned {
-    derived: HashMap<String, Rc<HashSet<String>>>,
-    ancestors: HashMap<String, Rc<HashSet<String>>>,
+    derived: HashMap<String, Arc<HashSet<String>>>,
+    ancestors: HashMap<String, Arc<HashSet<String>>>,
     /// Qualified name -> the files that may define a function of that name: most calls wait
     /// for a round or two, and are looked up again each time.
-    definers: HashMap<String, Rc<[usize]>>,
+    definers: HashMap<String, Arc<[usize]>>,
 }
 
 impl<T: AsRef<FileModel>> Partial<'_, T> {
@@ -362,12 +363,12 @@ impl<T: AsRef<FileModel>> Partial<'_, T> {
     }
 
     /// `class` and the classes that may derive from it, by the scans.
-    fn scanned_derived(&self, class: &str) -> Rc<HashSet<String>> {
+    fn scanned_derived(&self, class: &str) -> Arc<HashSet<String>> {
         self.scanned_once(class, |scanned| &mut scanned.derived, Index::derived)
     }
 
     /// `class` and the names it may derive from, by the scans.
-    fn scanned_ancestors(&self, class: &str) -> Rc<HashSet<String>> {
+    fn scanned_ancestors(&self, class: &str) -> Arc<HashSet<String>> {
         self.scanned_once(class, |scanned| &mut scanned.ancestors, Index::ancestors)
     }
 
@@ -375,16 +376,16 @@ impl<T: AsRef<FileModel>> Partial<'_, T> {
     fn scanned_once(
         &self,
         class: &str,
-        cache: fn(&mut Scanned) -> &mut HashMap<String, Rc<HashSet<String>>>,
+        cache: fn(&mut Scanned) -> &mut HashMap<String, Arc<HashSet<String>>>,
         compute: fn(&Index, &str) -> HashSet<String>,
-    ) -> Rc<HashSet<String>> {
+    ) -> Arc<HashSet<String>> {
         let class = key(class);
-        let mut scanned = self.scanned.borrow_mut();
+        let mut scanned = self.scanned.lock().unwrap_or_else(|e| e.into_inner());
         let cache = cache(&mut scanned);
         match cache.get(class) {
             Some(names) => names.clone(),
             None => {
-                let names = Rc::new(compute(self.index, class));
+                let names = Arc::new(compute(self.index, class));
                 cache.insert(class.to_string(), names.clone());
                 names
             }
@@ -417,11 +418,11 @@ impl<T: AsRef<FileModel>> Lookup for Partial<'_, T> {
 
     fn with_qualname(&self, qualname: &str) -> Vec<(usize, FnId)> {
         let name = last_segment(qualname);
-        let definers = self.scanned.borrow().definers.get(qualname).cloned();
+        let scanned = || self.scanned.lock().unwrap_or_else(|e| e.into_inner());
+        let definers = scanned().definers.get(qualname).cloned();
         let definers = definers.unwrap_or_else(|| {
-            let definers: Rc<[usize]> = self.index.qualname_definers(qualname).into();
-            let mut scanned = self.scanned.borrow_mut();
-            scanned
+            let definers: Arc<[usize]> = self.index.qualname_definers(qualname).into();
+            scanned()
                 .definers
                 .insert(qualname.to_string(), definers.clone());
             definers
@@ -656,11 +657,11 @@ struct Reach {
 
 impl Reach {
     /// Resolves `calls`, and those of every function they reach, over what is parsed.
-    fn resolve<T: AsRef<FileModel>>(
+    fn resolve<T: AsRef<FileModel> + Sync>(
         &mut self,
         mut calls: Vec<Caller>,
         (parsed, models, files, index): (&Parsed, &Models<T>, &[(PathBuf, Language)], &Index),
-        (settle, scanned): (bool, &RefCell<Scanned>),
+        (settle, scanned): (bool, &Mutex<Scanned>),
         selection: &mut Selection,
     ) {
         loop {
@@ -686,23 +687,29 @@ impl Reach {
             if calls.is_empty() {
                 return;
             }
-            for caller in std::mem::take(&mut calls) {
-                let (file, scope, target, args) = caller.call(models, files);
-                if let CallTarget::Direct(id) = target {
-                    self.queue.push((file, *id));
-                    continue;
-                }
-                let lookup = Partial {
-                    parsed,
-                    models,
-                    files,
-                    index,
-                    settle,
-                    notes: RefCell::default(),
-                    scanned,
-                };
-                let callees = resolve_call(&lookup, scope, target, args);
-                let notes = lookup.notes.into_inner();
+            // Each call is resolved over the same parsed files, so in any order: in parallel,
+            // applied in the order given.
+            let resolved: Vec<(Caller, Vec<(usize, FnId)>, Notes)> = std::mem::take(&mut calls)
+                .into_par_iter()
+                .map(|caller| {
+                    let (file, scope, target, args) = caller.call(models, files);
+                    if let CallTarget::Direct(id) = target {
+                        return (caller, vec![(file, *id)], Notes::default());
+                    }
+                    let lookup = Partial {
+                        parsed,
+                        models,
+                        files,
+                        index,
+                        settle,
+                        notes: RefCell::default(),
+                        scanned,
+                    };
+                    let callees = resolve_call(&lookup, scope, target, args);
+                    (caller, callees, lookup.notes.into_inner())
+                })
+                .collect();
+            for (caller, callees, notes) in resolved {
                 if !notes.files.is_empty() {
                     selection.pull(&notes.files);
                     self.waiting.push(caller);
@@ -725,7 +732,7 @@ pub fn model_relevant<T, M>(
     model: M,
 ) -> Vec<Option<Result<T, String>>>
 where
-    T: AsRef<FileModel> + Send,
+    T: AsRef<FileModel> + Send + Sync,
     M: Fn(usize) -> Result<T, String> + Sync,
 {
     let scans = scans.files;
@@ -738,7 +745,7 @@ where
     let mut frontier: Vec<usize> = (0..files.len()).filter(|&i| selection.kept[i]).collect();
     let mut parsed = Parsed::default();
     let mut reach = Reach::default();
-    let scanned = RefCell::default();
+    let scanned = Mutex::default();
     loop {
         let modelled: Vec<(usize, Result<T, String>)> =
             frontier.par_iter().map(|&i| (i, model(i))).collect();
