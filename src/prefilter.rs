@@ -223,6 +223,9 @@ fn closure<'s, I: Iterator<Item = &'s String>>(
     out
 }
 
+/// A function of a parsed file: (file, function).
+type At = (usize, FnId);
+
 /// The models parsed so far, by file.
 type Models<T> = [Option<Result<T, String>>];
 
@@ -689,7 +692,7 @@ impl Reach {
             }
             // Each call is resolved over the same parsed files, so in any order: in parallel,
             // applied in the order given.
-            let resolved: Vec<(Caller, Vec<(usize, FnId)>, Notes)> = std::mem::take(&mut calls)
+            let resolved: Vec<(Caller, Vec<At>, Notes)> = std::mem::take(&mut calls)
                 .into_par_iter()
                 .map(|caller| {
                     let (file, scope, target, args) = caller.call(models, files);
