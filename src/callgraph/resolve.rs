@@ -335,3 +335,123 @@ pub(crate) fn classes_called_on(program: &Program) -> FxHashSet<&str> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::callgraph::CallGraph;
+    use crate::lints::test_support::{cpp, program};
+
+    /// The qualified names of what each call of `caller` may run, in call order, sorted within
+    /// a call.
+    fn callees(files: &[(&str, &str)], caller: &str) -> Vec<Vec<String>> {
+        let program = program(files);
+        let graph = CallGraph::build(&program);
+        let (id, f) = program
+            .functions
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.qualname == caller)
+            .unwrap_or_else(|| panic!("no function `{caller}`"));
+        (0..f.calls.len())
+            .map(|call| {
+                let mut names: Vec<String> = graph
+                    .callees(id, call)
+                    .iter()
+                    .map(|&c| program.functions[c].qualname.clone())
+                    .collect();
+                names.sort();
+                names
+            })
+            .collect()
+    }
+
+    fn one_cpp(body: &str, caller: &str) -> Vec<Vec<String>> {
+        callees(&[("ext.cpp", &cpp(body))], caller)
+    }
+
+    #[test]
+    fn a_name_is_looked_up_in_the_innermost_scope_first() {
+        let body = "namespace a { void f() {}\n namespace b { void f() {}\n void g() { f(); } } }\n\
+                    namespace a { void h() { f(); } }\n";
+        assert_eq!(one_cpp(body, "a::b::g"), [["a::b::f"]]);
+        assert_eq!(one_cpp(body, "a::h"), [["a::f"]]);
+    }
+
+    #[test]
+    fn a_qualified_tail_resolves_only_when_one_name_ends_with_it() {
+        let one = "namespace a { namespace x { void f() {} } }\nvoid g() { x::f(); }\n";
+        assert_eq!(one_cpp(one, "g"), [["a::x::f"]]);
+        let two = "namespace a { namespace x { void f() {} } }\n\
+                   namespace b { namespace x { void f() {} } }\nvoid g() { x::f(); }\n";
+        assert_eq!(one_cpp(two, "g"), [Vec::<String>::new()]);
+    }
+
+    #[test]
+    fn this_calls_go_to_the_own_class_before_a_global() {
+        let body = "void run() {}\nstruct A { void run() {}\n void go() { this->run(); } };\n";
+        assert_eq!(one_cpp(body, "A::go"), [["A::run"]]);
+    }
+
+    #[test]
+    fn an_untyped_receiver_reaches_every_method_of_the_name_up_to_the_bound() {
+        let classes = |n: usize| -> String {
+            (0..n)
+                .map(|i| format!("struct C{i} {{ void get() {{}} }};\n"))
+                .collect()
+        };
+        let call = "void use(auto& x) { x.get(); }\n";
+        let two = one_cpp(&(classes(2) + call), "use");
+        assert_eq!(two, [["C0::get", "C1::get"]]);
+        let at_bound = one_cpp(&(classes(super::MAX_UNTYPED_FANOUT) + call), "use");
+        assert_eq!(at_bound[0].len(), super::MAX_UNTYPED_FANOUT);
+        let over = one_cpp(&(classes(super::MAX_UNTYPED_FANOUT + 1) + call), "use");
+        assert_eq!(over, [Vec::<String>::new()]);
+    }
+
+    #[test]
+    fn a_method_guessed_by_name_must_take_the_arguments() {
+        let body = "struct A { void m(int, int) {} };\nstruct B { void m() {} };\n\
+                    void use(auto& x) { x.m(1, 2); x.m(1, 2, 3); }\n";
+        assert_eq!(one_cpp(body, "use"), [vec!["A::m"], vec![]]);
+    }
+
+    #[test]
+    fn a_call_resolved_by_name_keeps_its_targets_when_none_takes_the_arguments() {
+        // A default argument hidden in a macro, or a parse error, must not hide the path.
+        let body = "void f(int) {}\nvoid g() { f(); }\n";
+        assert_eq!(one_cpp(body, "g"), [["f"]]);
+    }
+
+    #[test]
+    fn a_typed_receiver_reaches_overrides_and_inherited_methods_only() {
+        let body = "struct Base { virtual void run() {}\n void base_only() {} };\n\
+                    struct Derived : Base { void run() override {} };\n\
+                    struct Other { void run() {}\n void base_only() {} };\n\
+                    void use(Base& b, Derived& d, std::vector<int>& v) {\n\
+                    b.run(); d.base_only(); v.size(); }\n";
+        assert_eq!(
+            one_cpp(body, "use"),
+            [
+                vec!["Base::run".to_string(), "Derived::run".to_string()],
+                vec!["Base::base_only".to_string()],
+                vec![],
+            ]
+        );
+    }
+
+    #[test]
+    fn a_class_written_with_its_namespace_is_not_another_namespaces_class() {
+        let body = "namespace p { struct Window { void Present() {} }; }\n\
+                    namespace q { struct Window { void Present() {} }; }\n\
+                    void use(p::Window& w) { w.Present(); }\n";
+        assert_eq!(one_cpp(body, "use"), [["p::Window::Present"]]);
+    }
+
+    #[test]
+    fn a_rust_self_call_stays_with_the_type_of_self() {
+        let lib = "struct A;\nstruct B;\nimpl A { fn go(&self) { self.helper(); }\n fn helper(&self) {} }\n\
+                   impl B { fn helper(&self) {} }\n";
+        let calls = callees(&[("src/lib.rs", lib)], "crate::A::go");
+        assert_eq!(calls, [["crate::A::helper"]]);
+    }
+}

@@ -17,6 +17,14 @@ pub const PYBIND11: &str =
 
 /// `files` as `(path, text)` modelled with the built-in knowledge, and the analysis of them.
 pub fn analyse(files: &[(&str, &str)]) -> (Program, Facts) {
+    let program = program(files);
+    let graph = CallGraph::build(&program);
+    let facts = Facts::build(&program, &graph);
+    (program, facts)
+}
+
+/// `files` as `(path, text)` modelled with the built-in knowledge.
+pub fn program(files: &[(&str, &str)]) -> Program {
     let knowledge = Knowledge::builtin();
     let mut program = Program::default();
     for &(path, text) in files {
@@ -28,9 +36,7 @@ pub fn analyse(files: &[(&str, &str)]) -> (Program, Facts) {
             model,
         );
     }
-    let graph = CallGraph::build(&program);
-    let facts = Facts::build(&program, &graph);
-    (program, facts)
+    program
 }
 
 /// A C++ file's text: [`PYBIND11`] then `body`.
