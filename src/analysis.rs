@@ -516,7 +516,7 @@ fn context_steps(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lints::test_support::{analyse, cpp, line_of};
+    use crate::test_support::{analyse, cpp, line_of};
 
     fn analyse_cpp(body: &str) -> (String, Program, Facts) {
         let text = cpp(body);

@@ -18,6 +18,8 @@ pub mod model;
 pub mod prefilter;
 pub mod render;
 pub mod suppress;
+#[cfg(test)]
+pub(crate) mod test_support;
 
 use std::path::{Path, PathBuf};
 

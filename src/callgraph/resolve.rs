@@ -339,7 +339,7 @@ pub(crate) fn classes_called_on(program: &Program) -> FxHashSet<&str> {
 #[cfg(test)]
 mod tests {
     use crate::callgraph::CallGraph;
-    use crate::lints::test_support::{cpp, program};
+    use crate::test_support::{cpp, program};
 
     /// The qualified names of what each call of `caller` may run, in call order, sorted within
     /// a call.

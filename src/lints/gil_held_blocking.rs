@@ -158,7 +158,7 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::check;
-    use crate::lints::test_support::{Seen, analyse, cpp, line_of, seen};
+    use crate::test_support::{Seen, analyse, cpp, line_of, seen};
 
     fn findings_in(text: &str) -> Vec<Seen> {
         let (program, facts) = analyse(&[("ext.cpp", text)]);

@@ -116,7 +116,7 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::check;
-    use crate::lints::test_support::{Seen, analyse, cpp, line_of, seen};
+    use crate::test_support::{Seen, analyse, cpp, line_of, seen};
 
     /// `add` waits for the mutex holding the GIL; `publish` takes the GIL holding it.
     const REGISTRY: &str = "class Registry {\n\

@@ -184,7 +184,7 @@ fn call_path(program: &Program, trace: &[Step], function: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::check;
-    use crate::lints::test_support::{Seen, analyse, cpp, line_of, seen};
+    use crate::test_support::{Seen, analyse, cpp, line_of, seen};
 
     /// The findings of this rule alone on `files`.
     fn findings(files: &[(&str, &str)]) -> Vec<Seen> {

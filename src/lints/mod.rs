@@ -16,8 +16,6 @@ use crate::model::Program;
 mod gil_held_blocking;
 mod gil_lock_inversion;
 mod missing_gil;
-#[cfg(test)]
-pub(crate) mod test_support;
 pub mod unused_suppression;
 
 pub struct Lint {

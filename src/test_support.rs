@@ -1,6 +1,6 @@
-//! For the unit tests of the analysis and of each lint: a small program made from source snippets
-//! by the front-ends, as the pipeline makes it (without the pre-filter, which only skips files),
-//! and findings written down as what the tests assert.
+//! For the unit tests of the resolver, the analysis and each lint: a small program made from
+//! source snippets by the front-ends, as the pipeline makes it (without the pre-filter, which only
+//! skips files), and findings written down as what the tests assert.
 
 use std::path::{Path, PathBuf};
 
