@@ -4,7 +4,8 @@
     benches/ledger/run.py DIR [--gil-lint BIN] [--project NAME ...] [--record]
 
 DIR holds the snapshots that checkout.py wrote. Each project is checked from DIR/<name> with the
-manifest's folders, and its findings are keyed by (rule, fingerprint), as baselines key them. The
+manifest's folders, and its findings are keyed by rule, baseline fingerprint and message (two
+findings on one line differ only in their message: which lock, which thread). The
 script prints, for each project and in total, how many findings are true, false, debatable or not
 yet triaged. It also prints the recorded findings that are no longer reported, so a change in
 precision or recall shows as a difference. With --record, findings not in verdicts/<name>.toml are
@@ -28,8 +29,8 @@ VERDICTS = ("true", "false", "debatable", "untriaged")
 
 
 def findings(gil_lint, root, folders):
-    """The findings of one project: {(rule, fingerprint): entry}, several findings per key
-    counted."""
+    """The findings of one project: {(rule, fingerprint, message): entry}, several findings per
+    key counted."""
     with tempfile.TemporaryDirectory() as tmp:
         baseline = Path(tmp) / "baseline.json"
         run = subprocess.run(
@@ -41,7 +42,7 @@ def findings(gil_lint, root, folders):
         entries = json.loads(baseline.read_text())["findings"]
     found = {}
     for e in entries:
-        key = (e["rule"], e["fingerprint"])
+        key = (e["rule"], e["fingerprint"], e["message"])
         found.setdefault(key, dict(e, count=0))["count"] += 1
     return found
 
@@ -85,7 +86,7 @@ def main():
             for f in tomllib.loads(verdicts_file.read_text()).get("finding", []):
                 if f["verdict"] not in VERDICTS:
                     sys.exit(f"{verdicts_file}: unknown verdict {f['verdict']!r}")
-                recorded[(f["rule"], f["fingerprint"])] = f
+                recorded[(f["rule"], f["fingerprint"], f["message"])] = f
         found = findings(args.gil_lint, args.dir / name, project["folders"])
         counts = Counter()
         for key, e in found.items():
