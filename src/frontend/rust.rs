@@ -151,11 +151,18 @@ fn receiver_name(expr: &Expr) -> Option<String> {
     }
 }
 
-/// The method call a `let` initialiser ends in, looking through `.unwrap()`, `.expect(..)` and
-/// `?`: `m.lock().unwrap()` -> `m.lock()`.
+/// The method call whose value a `let` initialiser binds, looking through what passes a lock's
+/// guard on (`.unwrap()`, `.expect(..)`, `.unwrap_or_else(..)`, `.map_err(..)`, `.ok()`, `?`):
+/// `m.lock().unwrap()` -> `m.lock()`. In `m.lock().unwrap().len()` it is `.len()`: the guard is a
+/// temporary, dropped at the end of the statement.
 fn guard_call(expr: &Expr) -> Option<&syn::ExprMethodCall> {
     match expr {
-        Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "unwrap" | "expect") => {
+        Expr::MethodCall(m)
+            if matches!(
+                m.method.to_string().as_str(),
+                "unwrap" | "expect" | "unwrap_or_else" | "map_err" | "ok"
+            ) =>
+        {
             guard_call(&m.receiver)
         }
         Expr::Try(t) => guard_call(&t.expr),
@@ -186,8 +193,10 @@ struct Frame {
     block_ends: Vec<u32>,
     /// End of the statement being walked: a temporary guard lives to it.
     statement_end: u32,
-    /// While walking a `let` whose value is a lock call: the bound name.
-    binding_guard: Option<String>,
+    /// While walking a `let` whose value may be a lock's guard: the bound name, and where the
+    /// method name of the call that gives the value starts (a lock call elsewhere in the
+    /// initialiser gives a temporary).
+    binding_guard: Option<(String, u32)>,
     /// While walking a `let` whose value spawns a thread: the bound name.
     binding_thread: Option<String>,
     /// Parameters whose type is callable (`F: FnOnce()`, `impl Fn()`, `&dyn Fn()`).
@@ -779,7 +788,10 @@ impl Walker<'_> {
                     .is_some_and(|t| rust.mutex_types.contains(t)));
         if is_mutex || rust.detached_mutex_methods.contains(&method) {
             let frame = self.frames.last();
-            let guard = frame.and_then(|f| f.binding_guard.clone());
+            let guard = frame
+                .and_then(|f| f.binding_guard.clone())
+                .filter(|&(_, at)| at == span.start)
+                .map(|(name, _)| name);
             let end = match guard {
                 Some(_) => self.block_end(),
                 None => frame.map_or(u32::MAX, |f| f.statement_end),
@@ -1034,8 +1046,9 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             }
             (expr, Some(name)) => {
                 if let Some(frame) = self.frames.last_mut() {
-                    if guard_call(expr).is_some() {
-                        frame.binding_guard = Some(name.clone());
+                    if let Some(call) = guard_call(expr) {
+                        let at = span_of(call.method.span()).start;
+                        frame.binding_guard = Some((name.clone(), at));
                     }
                     frame.binding_thread = Some(name.clone());
                 }
