@@ -93,6 +93,9 @@ def key(finding):
 def lint(gil_lint, root, folders):
     """gil-lint's findings on ROOT's folders, paths relative to ROOT, and its error count."""
     present = [f for f in folders if (root / f).exists()]
+    for f in folders:
+        if f not in present:
+            print(f"warning: {root}: no folder {f} at this commit", file=sys.stderr)
     if not present:
         return [], 0
     run = subprocess.run(
