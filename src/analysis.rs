@@ -11,12 +11,13 @@
 //! - `L -> GIL`, implicit: Python code runs while `L` is held with the GIL held: the interpreter may
 //!   drop the GIL and must take it back while `L` is still held.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use rustc_hash::FxHashMap;
 
 use crate::callgraph::CallGraph;
-use crate::diagnostic::Step;
+use crate::diagnostic::{Step, follows_guess};
 use crate::frontend::Language;
 use crate::model::{CallTarget, FnId, Function, FunctionKind, GilState, LockKind, Program, Span};
 
@@ -39,15 +40,20 @@ pub struct Node {
 pub enum Pred {
     /// Directly by the binding.
     Entry,
-    /// Through call number `call` of `caller`.
-    Call { caller: Node, call: usize },
+    /// Through call number `call` of `caller`, a guess when the call graph says so.
+    Call {
+        caller: Node,
+        call: usize,
+        guessed: bool,
+    },
 }
 
 /// Everything one binding reaches, with how.
 pub struct Reach {
     pub binding: usize,
     pub preds: FxHashMap<Node, Pred>,
-    /// Nodes in the order they were reached (deterministic).
+    /// Nodes in the order they were reached (deterministic): first those reached through
+    /// resolved calls only, then those that need a guessed call.
     pub order: Vec<Node>,
 }
 
@@ -243,50 +249,77 @@ impl Builder<'_> {
                 queue.push_back(node);
             }
         }
-        while let Some(node) = queue.pop_front() {
-            order.push(node);
-            let f = &self.program.functions[node.function];
-            for (call, site) in f.calls.iter().enumerate() {
-                let at = site.span.start;
-                let state = f.gil_state_at(at, node.state);
-                let locks = self.locks_at(node.function, node.held, at);
-                let held = self.held_set(locks);
-                let callees = match (site.target.clone(), node.entered_from) {
-                    (CallTarget::Param(index), Some((caller, outer))) => {
-                        self.graph.passed_lambdas(caller, outer, index)
-                    }
-                    _ => self.graph.callees(node.function, call).to_vec(),
-                };
-                // A new thread starts without the GIL and without the caller's locks.
-                let (state, held) = match f.spawns(call) {
-                    Some(thread) => {
-                        let lock = self.lock_id(LockKind::Thread, thread);
-                        (GilState::Released, self.held_set(vec![lock]))
-                    }
-                    None => (state, held),
-                };
-                for function in callees {
-                    // A closure written in a function that calls its parameters sees the same
-                    // parameters: it inherits the call site that entered that function.
-                    let closure = matches!(site.target, CallTarget::Direct(_))
-                        && self.program.functions[function].kind == FunctionKind::Lambda;
-                    let entered_from = match (closure, node.entered_from) {
-                        (true, Some(from)) => Some(from),
-                        _ => self
-                            .graph
-                            .calls_parameters(function)
-                            .then_some((node.function, call)),
+        // Every node reached through resolved calls is reached so first, so that its path
+        // shows no guess when it has one without; guessed calls are followed after.
+        let mut deferred = Vec::new();
+        let mut certain_only = true;
+        loop {
+            while let Some(node) = queue.pop_front() {
+                order.push(node);
+                let f = &self.program.functions[node.function];
+                for (call, site) in f.calls.iter().enumerate() {
+                    let at = site.span.start;
+                    let state = f.gil_state_at(at, node.state);
+                    let locks = self.locks_at(node.function, node.held, at);
+                    let held = self.held_set(locks);
+                    let callees = match (site.target.clone(), node.entered_from) {
+                        (CallTarget::Param(index), Some((caller, outer))) => {
+                            self.graph.passed_lambdas(caller, outer, index)
+                        }
+                        _ => self.graph.callees(node.function, call).to_vec(),
                     };
-                    let next = Node {
-                        function,
-                        state,
-                        held,
-                        entered_from,
+                    // A new thread starts without the GIL and without the caller's locks.
+                    let (state, held) = match f.spawns(call) {
+                        Some(thread) => {
+                            let lock = self.lock_id(LockKind::Thread, thread);
+                            (GilState::Released, self.held_set(vec![lock]))
+                        }
+                        None => (state, held),
                     };
-                    if let std::collections::hash_map::Entry::Vacant(entry) = preds.entry(next) {
-                        entry.insert(Pred::Call { caller: node, call });
-                        queue.push_back(next);
+                    for function in callees {
+                        // A closure written in a function that calls its parameters sees the same
+                        // parameters: it inherits the call site that entered that function.
+                        let closure = matches!(site.target, CallTarget::Direct(_))
+                            && self.program.functions[function].kind == FunctionKind::Lambda;
+                        let entered_from = match (closure, node.entered_from) {
+                            (true, Some(from)) => Some(from),
+                            _ => self
+                                .graph
+                                .calls_parameters(function)
+                                .then_some((node.function, call)),
+                        };
+                        let next = Node {
+                            function,
+                            state,
+                            held,
+                            entered_from,
+                        };
+                        let guessed = self.graph.guessed(node.function, call);
+                        if guessed && certain_only {
+                            deferred.push((next, node, call));
+                        } else if let Entry::Vacant(entry) = preds.entry(next) {
+                            entry.insert(Pred::Call {
+                                caller: node,
+                                call,
+                                guessed,
+                            });
+                            queue.push_back(next);
+                        }
                     }
+                }
+            }
+            if !certain_only || deferred.is_empty() {
+                break;
+            }
+            certain_only = false;
+            for (next, caller, call) in deferred.drain(..) {
+                if let Entry::Vacant(entry) = preds.entry(next) {
+                    entry.insert(Pred::Call {
+                        caller,
+                        call,
+                        guessed: true,
+                    });
+                    queue.push_back(next);
                 }
             }
         }
@@ -351,6 +384,9 @@ impl Builder<'_> {
                 match sites.get_mut(&at) {
                     Some(witness) => {
                         witness.bindings.insert(reach.binding);
+                        if follows_guess(&witness.trace) && !reach.guessed(node) {
+                            witness.trace = trace_to(self.program, reach, node, at.start);
+                        }
                     }
                     None => {
                         let trace = trace_to(self.program, reach, node, at.start);
@@ -392,13 +428,23 @@ fn gil_state_without(f: &Function, skip: usize, offset: u32, entry: GilState) ->
 }
 
 impl Reach {
-    /// The calls from the binding to `node`: `(caller, call index)` pairs, outermost first.
-    pub fn path_to(&self, node: Node) -> Vec<(Node, usize)> {
+    /// Whether the path to `node` follows a guessed call.
+    pub fn guessed(&self, node: Node) -> bool {
+        self.path_to(node).iter().any(|&(_, _, guessed)| guessed)
+    }
+
+    /// The calls from the binding to `node`: `(caller, call index, guessed)`, outermost first.
+    pub fn path_to(&self, node: Node) -> Vec<(Node, usize, bool)> {
         let mut path = Vec::new();
         let mut current = node;
-        while let Some(Pred::Call { caller, call }) = self.preds.get(&current) {
-            path.push((*caller, *call));
-            current = *caller;
+        while let Some(&Pred::Call {
+            caller,
+            call,
+            guessed,
+        }) = self.preds.get(&current)
+        {
+            path.push((caller, call, guessed));
+            current = caller;
         }
         path.reverse();
         path
@@ -410,6 +456,7 @@ impl Reach {
 pub fn trace_to(program: &Program, reach: &Reach, node: Node, offset: u32) -> Vec<Step> {
     let binding = &program.bindings[reach.binding];
     let mut steps = vec![Step {
+        guessed: false,
         span: binding
             .guard
             .as_ref()
@@ -423,7 +470,7 @@ pub fn trace_to(program: &Program, reach: &Reach, node: Node, offset: u32) -> Ve
             ),
         },
     }];
-    for (caller, call) in reach.path_to(node) {
+    for (caller, call, guessed) in reach.path_to(node) {
         let (f, state) = (&program.functions[caller.function], caller.state);
         let site = &f.calls[call];
         context_steps(program, f, state, site.span.start, &mut steps);
@@ -438,10 +485,15 @@ pub fn trace_to(program: &Program, reach: &Reach, node: Node, offset: u32) -> Ve
                 _ => format!("`{}`", program.functions[*id].qualname),
             },
         };
+        let note = match guessed {
+            true => format!("calls {callee} (guessed)"),
+            false => format!("calls {callee}"),
+        };
         steps.push(Step {
             span: site.span,
             function: f.qualname.clone(),
-            note: format!("calls {callee}"),
+            note,
+            guessed,
         });
     }
     context_steps(
@@ -476,6 +528,7 @@ fn context_steps(
             GilState::Held => format!("the GIL is taken here by {}", switch.what),
         };
         steps.push(Step {
+            guessed: false,
             span: switch.span,
             function: f.qualname.clone(),
             note,
@@ -506,6 +559,7 @@ fn context_steps(
             }
         };
         steps.push(Step {
+            guessed: false,
             span: region.span,
             function: f.qualname.clone(),
             note,

@@ -5,9 +5,12 @@ use std::path::{Path, PathBuf};
 
 use crate::baseline::{self, Baseline};
 use crate::config::Config;
-use crate::diagnostic::Finding;
+use crate::diagnostic::{Confidence, Finding};
 use crate::knowledge::Knowledge;
 use crate::{Analysis, Progress, discover, suppress};
+
+/// What is reported when neither the configuration nor the command line says.
+pub const DEFAULT_MIN_CONFIDENCE: Confidence = Confidence::Low;
 
 pub struct Options<'a> {
     /// What to analyse; with `project`, whose findings to report.
@@ -64,7 +67,8 @@ pub fn run(options: Options) -> Result<Report, String> {
 
     let program = &analysis.program;
     let findings = &mut analysis.findings;
-    findings.retain(|f| config.enabled(f.rule));
+    let min_confidence = config.min_confidence.unwrap_or(DEFAULT_MIN_CONFIDENCE);
+    findings.retain(|f| config.enabled(f.rule) && f.confidence() >= min_confidence);
     for finding in findings.iter_mut() {
         if let Some(&severity) = config.severity.get(finding.rule) {
             finding.severity = severity;

@@ -9,6 +9,7 @@
 //! knowledge = ["tools/gil-wrappers.toml"]          # in the format of rules/*.toml
 //! warn-unused-suppressions = true
 //! max-file-size = "4MiB"                           # larger source files are skipped
+//! min-confidence = "high"                          # hide findings whose path guesses a call
 //!
 //! [severity]
 //! gil-held-blocking = "warning"
@@ -29,7 +30,7 @@ use globset::GlobSet;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::diagnostic::Severity;
+use crate::diagnostic::{Confidence, Severity};
 use crate::input::{self, located, shown};
 
 /// The most a configuration file may hold, in bytes.
@@ -48,6 +49,7 @@ struct RawConfig {
     severity: Option<BTreeMap<Spanned<String>, Level>>,
     warn_unused_suppressions: Option<bool>,
     max_file_size: Option<Spanned<String>>,
+    min_confidence: Option<Confidence>,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -83,6 +85,8 @@ pub struct Config {
     pub warn_unused_suppressions: Option<bool>,
     /// Source files larger than this many bytes are skipped with a warning.
     pub max_file_size: Option<u64>,
+    /// Findings less sure than this are not reported.
+    pub min_confidence: Option<Confidence>,
 }
 
 /// A configuration as parsed, with where each of its knowledge files is written.
@@ -192,6 +196,7 @@ impl Config {
             severity,
             warn_unused_suppressions: raw.warn_unused_suppressions,
             max_file_size,
+            min_confidence: raw.min_confidence,
         };
         Ok(Some(Parsed {
             config,

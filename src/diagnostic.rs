@@ -1,6 +1,6 @@
 //! What a rule reports, independent of how it is rendered.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::Span;
 
@@ -18,6 +18,13 @@ pub struct Step {
     /// The function the hop is in (for a binding: its Python name).
     pub function: String,
     pub note: String,
+    /// The hop is a call whose target was guessed (see `CallGraph::guessed`).
+    pub guessed: bool,
+}
+
+/// Whether a path follows a guessed call.
+pub fn follows_guess(steps: &[Step]) -> bool {
+    steps.iter().any(|s| s.guessed)
 }
 
 /// A path through the program: for a deadlock, what one thread does.
@@ -27,6 +34,19 @@ pub struct Flow {
     pub title: String,
     /// From the binding to where the flow ends.
     pub steps: Vec<Step>,
+}
+
+/// How sure a finding is: whether every call on its paths was resolved, or one was guessed.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    /// A path follows a call matched by name on a receiver of unknown type, or a virtual call
+    /// into one of several overrides: it may not exist at run time.
+    Low,
+    /// Every call on the paths was resolved by name and scope or by the receiver's type.
+    High,
 }
 
 #[derive(Clone, Debug)]
@@ -46,6 +66,13 @@ pub struct Finding {
 }
 
 impl Finding {
+    pub fn confidence(&self) -> Confidence {
+        match self.flows.iter().any(|f| follows_guess(&f.steps)) {
+            true => Confidence::Low,
+            false => Confidence::High,
+        }
+    }
+
     /// Every location the finding shows: the primary one, then each step of each flow.
     pub fn spans(&self) -> impl Iterator<Item = Span> + '_ {
         std::iter::once(self.primary).chain(

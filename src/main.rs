@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use gil_lint::baseline::{self, Baseline};
 use gil_lint::config::Config;
-use gil_lint::diagnostic::Severity;
+use gil_lint::diagnostic::{Confidence, Severity};
 use gil_lint::knowledge::Knowledge;
 use gil_lint::render::{human::HumanRenderer, json, sarif};
 use gil_lint::{Progress, check, discover};
@@ -89,6 +89,10 @@ struct CheckArgs {
     /// Skip source files larger than SIZE (e.g. 8MiB; default 4MiB).
     #[arg(long, value_name = "SIZE", value_parser = gil_lint::input::parse_size)]
     max_file_size: Option<u64>,
+    /// Report only findings at least this sure: `high` hides those whose path follows a call
+    /// guessed by name (receiver of unknown type, or a virtual call with several overrides).
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    min_confidence: Option<Confidence>,
     /// Record the current findings in this baseline file and exit with 0.
     #[arg(long, value_name = "FILE")]
     write_baseline: Option<PathBuf>,
@@ -224,6 +228,9 @@ fn settings(args: &CheckArgs) -> Result<Config, String> {
     config.knowledge.extend(args.knowledge.iter().cloned());
     if let Some(size) = args.max_file_size {
         config.max_file_size = Some(size);
+    }
+    if args.min_confidence.is_some() {
+        config.min_confidence = args.min_confidence;
     }
     if args.warn_unused_suppressions {
         config.warn_unused_suppressions = Some(true);

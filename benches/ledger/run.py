@@ -2,6 +2,7 @@
 """Runs gil-lint on the ledger's projects and compares its findings with the recorded verdicts.
 
     benches/ledger/run.py DIR [--gil-lint BIN] [--project NAME ...] [--record]
+                          [--min-confidence low|high]
 
 DIR holds the snapshots that checkout.py wrote. Each project is checked from DIR/<name> with the
 manifest's folders, and its findings are keyed by rule, baseline fingerprint and message (two
@@ -28,13 +29,13 @@ HERE = Path(__file__).resolve().parent
 VERDICTS = ("true", "false", "debatable", "untriaged")
 
 
-def findings(gil_lint, root, folders):
+def findings(gil_lint, root, folders, extra=()):
     """The findings of one project: {(rule, fingerprint, message): entry}, several findings per
     key counted."""
     with tempfile.TemporaryDirectory() as tmp:
         baseline = Path(tmp) / "baseline.json"
         run = subprocess.run(
-            [gil_lint, "check", "--write-baseline", str(baseline), *folders.split()],
+            [gil_lint, "check", *extra, "--write-baseline", str(baseline), *folders.split()],
             cwd=root, capture_output=True, text=True,
         )
         if run.returncode != 0:
@@ -71,6 +72,7 @@ def main():
     parser.add_argument("--gil-lint", default=str(HERE.parent.parent / "target/release/gil-lint"))
     parser.add_argument("--project", action="append")
     parser.add_argument("--record", action="store_true")
+    parser.add_argument("--min-confidence", help="passed to gil-lint (low or high)")
     args = parser.parse_args()
     manifest = tomllib.loads((HERE / "manifest.toml").read_text())
     total = Counter()
@@ -87,7 +89,8 @@ def main():
                 if f["verdict"] not in VERDICTS:
                     sys.exit(f"{verdicts_file}: unknown verdict {f['verdict']!r}")
                 recorded[(f["rule"], f["fingerprint"], f["message"])] = f
-        found = findings(args.gil_lint, args.dir / name, project["folders"])
+        extra = ["--min-confidence", args.min_confidence] if args.min_confidence else []
+        found = findings(args.gil_lint, args.dir / name, project["folders"], extra)
         counts = Counter()
         for key, e in found.items():
             verdict = recorded[key]["verdict"] if key in recorded else "untriaged"

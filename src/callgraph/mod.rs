@@ -23,6 +23,7 @@ mod resolve;
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use resolve::judge_call;
 pub(crate) use resolve::{Lookup, Scope, qualified_names, resolve_call};
 
 use crate::model::{CallTarget, FnId, Function, FunctionKind, Language, Program, last_segment};
@@ -34,6 +35,8 @@ pub struct CallGraph {
     first_call: Vec<u32>,
     callee_ends: Vec<u32>,
     targets: Vec<FnId>,
+    /// For each call site, whether its callees are a guess (see [`resolve::Resolution`]).
+    guessed: Vec<bool>,
     /// Functions that call one of their own parameters.
     calls_parameters: FxHashSet<FnId>,
     /// `(caller, call, argument index)` -> the lambdas written there, for calls that pass lambdas
@@ -66,14 +69,16 @@ impl CallGraph {
                 let scope = Scope::of_function(f, program.file(f.span.file).language);
                 let mut calls = Resolved::default();
                 for c in &f.calls {
-                    let callees = match c.target {
-                        CallTarget::Direct(id) => vec![id],
+                    let (callees, guessed) = match c.target {
+                        CallTarget::Direct(id) => (vec![id], false),
                         // Resolved once every call is: see `route_passed_lambdas`.
-                        CallTarget::Param(_) => Vec::new(),
+                        CallTarget::Param(_) => (Vec::new(), false),
                         CallTarget::Named { .. } => {
-                            resolve_call(&index, scope, &c.target, Some(c.args))
+                            let found = judge_call(&index, scope, &c.target, Some(c.args));
+                            (found.callees, found.guessed)
                         }
                     };
+                    calls.guessed.push(guessed);
                     calls.targets.extend(callees);
                     calls.ends.push(calls.targets.len() as u32);
                 }
@@ -84,8 +89,10 @@ impl CallGraph {
         let mut first_call = Vec::with_capacity(resolved.len() + 1);
         let mut callee_ends = Vec::with_capacity(resolved.iter().map(|r| r.ends.len()).sum());
         let mut targets = Vec::with_capacity(resolved.iter().map(|r| r.targets.len()).sum());
+        let mut guessed = Vec::with_capacity(callee_ends.capacity());
         for (caller, calls) in resolved.into_iter().enumerate() {
             first_call.push(callee_ends.len() as u32);
+            guessed.extend_from_slice(&calls.guessed);
             for call in 0..calls.ends.len() {
                 if !run_by_callee.contains(&(caller, call)) {
                     targets.extend_from_slice(calls.get(call));
@@ -111,6 +118,7 @@ impl CallGraph {
             first_call,
             callee_ends,
             targets,
+            guessed,
             calls_parameters,
             passed,
             binding_targets,
@@ -120,6 +128,13 @@ impl CallGraph {
     pub fn callees(&self, caller: FnId, call: usize) -> &[FnId] {
         let at = self.first_call[caller] as usize + call;
         nth_list(&self.callee_ends, &self.targets, at)
+    }
+
+    /// Whether call number `call` of `caller` reaches its callees by a guess: matched by
+    /// method name on a receiver of unknown type, or dispatched to the overrides of several
+    /// classes.
+    pub fn guessed(&self, caller: FnId, call: usize) -> bool {
+        self.guessed[self.first_call[caller] as usize + call]
     }
 
     pub fn calls_parameters(&self, function: FnId) -> bool {
@@ -305,6 +320,7 @@ fn derived_classes<'p>(
 struct Resolved {
     ends: Vec<u32>,
     targets: Vec<FnId>,
+    guessed: Vec<bool>,
 }
 
 impl Resolved {

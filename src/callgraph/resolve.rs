@@ -107,6 +107,14 @@ pub(crate) fn qualified_names<L: Lookup>(lookup: &L, ids: &[L::Id]) -> usize {
         .len()
 }
 
+/// The functions a call may run, and whether they are a guess.
+pub(crate) struct Resolution<Id> {
+    pub callees: Vec<Id>,
+    /// The call was matched by method name on a receiver of unknown type, or dispatches to
+    /// overrides in several classes: the path may not exist at run time.
+    pub guessed: bool,
+}
+
 /// The functions a call to `target` from `caller`, with `args` arguments, may run: by the rules
 /// of [`super`]'s doc, then by arity. A binding's target (`args` of `None`) is not chosen by
 /// arity. A lambda (`Direct`) or a parameter (`Param`) is the caller's to follow.
@@ -116,35 +124,62 @@ pub(crate) fn resolve_call<L: Lookup>(
     target: &CallTarget,
     args: Option<u32>,
 ) -> Vec<L::Id> {
+    judge_call(lookup, caller, target, args).callees
+}
+
+/// [`resolve_call`], saying whether the answer is a guess.
+pub(crate) fn judge_call<L: Lookup>(
+    lookup: &L,
+    caller: Scope,
+    target: &CallTarget,
+    args: Option<u32>,
+) -> Resolution<L::Id> {
     let CallTarget::Named { path, receiver } = target else {
-        return Vec::new();
+        return Resolution {
+            callees: Vec::new(),
+            guessed: false,
+        };
     };
-    let candidates = resolve(lookup, caller, path, receiver);
+    let Resolution { callees, guessed } = resolve(lookup, caller, path, receiver);
     let Some(args) = args else {
-        return candidates;
+        return Resolution { callees, guessed };
     };
     // A method matched by name only must also take the arguments given; for other calls,
     // dropping every candidate resolved by name and scope would hide real paths (a default
     // argument hidden in a macro, a parse error).
-    let guessed = matches!(receiver, Receiver::Object | Receiver::Native);
-    let fitting: Vec<L::Id> = candidates
+    let by_name = matches!(receiver, Receiver::Object | Receiver::Native);
+    let fitting: Vec<L::Id> = callees
         .iter()
         .copied()
         .filter(|&id| lookup.function(id).accepts(args))
         .collect();
-    if fitting.is_empty() && !guessed {
-        candidates
+    let callees = if fitting.is_empty() && !by_name {
+        callees
     } else {
         fitting
-    }
+    };
+    Resolution { callees, guessed }
 }
 
-fn resolve<L: Lookup>(lookup: &L, caller: Scope, path: &str, receiver: &Receiver) -> Vec<L::Id> {
+fn resolve<L: Lookup>(
+    lookup: &L,
+    caller: Scope,
+    path: &str,
+    receiver: &Receiver,
+) -> Resolution<L::Id> {
+    let certain = |callees| Resolution {
+        callees,
+        guessed: false,
+    };
+    let guess = |callees| Resolution {
+        callees,
+        guessed: true,
+    };
     match receiver {
-        Receiver::None => resolve_path(lookup, caller, path),
+        Receiver::None => certain(resolve_path(lookup, caller, path)),
         Receiver::This => {
             if let Some(own) = in_enclosing_scopes(lookup, caller, path) {
-                return own;
+                return certain(own);
             }
             let mut methods = untyped_methods(lookup, path, caller.language);
             // A Rust `self` has its impl's type: what that type's own impls do not define
@@ -158,16 +193,31 @@ fn resolve<L: Lookup>(lookup: &L, caller: Scope, path: &str, receiver: &Receiver
                             .is_some_and(|owner| lookup.derives(owner, self_type))
                 });
             }
-            methods
+            // In C++ a `this->f()` that the class does not define is matched by name.
+            let by_name = caller.self_type.is_none();
+            Resolution {
+                guessed: by_name || qualified_names(lookup, &methods) > 1,
+                callees: methods,
+            }
         }
-        Receiver::Object if caller.by_method_name => untyped_methods(lookup, path, caller.language),
+        Receiver::Object if caller.by_method_name => {
+            guess(untyped_methods(lookup, path, caller.language))
+        }
         Receiver::Native if caller.by_method_name => {
             let mut methods = untyped_methods(lookup, path, caller.language);
             methods.retain(|&id| !lookup.function(id).framework);
-            methods
+            guess(methods)
         }
-        Receiver::Object | Receiver::Native => Vec::new(),
-        Receiver::Typed(ty) => typed(lookup, caller, path, ty),
+        Receiver::Object | Receiver::Native => certain(Vec::new()),
+        Receiver::Typed(ty) => {
+            let methods = typed(lookup, caller, path, ty);
+            // Virtual dispatch to the overrides of several classes: which one runs depends on
+            // the object.
+            Resolution {
+                guessed: qualified_names(lookup, &methods) > 1,
+                callees: methods,
+            }
+        }
     }
 }
 
@@ -367,6 +417,35 @@ mod tests {
 
     fn one_cpp(body: &str, caller: &str) -> Vec<Vec<String>> {
         callees(&[("ext.cpp", &cpp(body))], caller)
+    }
+
+    /// Whether each call of `caller` is a guess.
+    fn guesses(body: &str, caller: &str) -> Vec<bool> {
+        let program = program(&[("ext.cpp", &cpp(body))]);
+        let graph = CallGraph::build(&program);
+        let id = program
+            .functions
+            .iter()
+            .position(|f| f.qualname == caller)
+            .unwrap_or_else(|| panic!("no function `{caller}`"));
+        (0..program.functions[id].calls.len())
+            .map(|call| graph.guessed(id, call))
+            .collect()
+    }
+
+    #[test]
+    fn calls_matched_by_name_or_dispatched_to_several_overrides_are_guesses() {
+        let body = "void free_fn() {}\n\
+                    struct Base { virtual void run() {}\n void own() {} };\n\
+                    struct Derived : Base { void run() override {} };\n\
+                    struct Leaf { void run() {}\n void go() { this->own(); this->gone(); } };\n\
+                    void use(Base& b, Derived& d, auto& x) {\n\
+                    free_fn(); b.own(); d.run(); b.run(); x.run(); }\n";
+        // Scope, a typed receiver's own or inherited method: resolved. Overrides in several
+        // classes, or a method matched by name on an `auto`: guessed.
+        assert_eq!(guesses(body, "use"), [false, false, false, true, true]);
+        // `this->own()` is not `Leaf`'s: matched by name; `this->gone()` matches nothing.
+        assert_eq!(guesses(body, "Leaf::go"), [true, true]);
     }
 
     #[test]

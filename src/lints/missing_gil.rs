@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 
 use super::{Group, Precision, declare_lint};
 use crate::analysis::{Facts, trace_to};
-use crate::diagnostic::{Finding, Flow, Severity, Step};
+use crate::diagnostic::{Finding, Flow, Severity, Step, follows_guess};
 use crate::model::{GilState, Program, Span};
 
 declare_lint! {
@@ -86,6 +86,16 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
                 }
                 let key = (function, py_use.span, index);
                 match hits.get_mut(&key) {
+                    // A path through resolved calls only is the one to show.
+                    Some(hit) if follows_guess(&hit.trace) && !reach.guessed(node) => {
+                        let trace = trace_to(program, reach, node, py_use.span.start);
+                        if hit.binding != binding {
+                            hit.others.retain(|&b| b != binding);
+                            hit.others.push(hit.binding);
+                            hit.binding = binding;
+                        }
+                        hit.trace = trace;
+                    }
                     Some(hit) if hit.binding != binding && !hit.others.contains(&binding) => {
                         hit.others.push(binding)
                     }
@@ -196,6 +206,28 @@ mod tests {
         let text = cpp(body);
         let found = findings(&[("ext.cpp", &text)]);
         (text, found)
+    }
+
+    #[test]
+    fn a_path_through_resolved_calls_is_shown_before_a_guessed_one() {
+        // `x.run()` is matched by name; `helper`'s `c.run()` is typed. Breadth first, the guessed
+        // call reaches `C::run` first; the finding must still be sure.
+        let text = cpp("struct C { void run() { py::print(\"x\"); } };\n\
+             void helper(C& c) { c.run(); }\n\
+             void entry(auto& x, C& c) { x.run(); helper(c); }\n\
+             PYBIND11_MODULE(m, mod) {\n\
+               mod.def(\"entry\", &entry, py::call_guard<py::gil_scoped_release>());\n\
+             }\n");
+        let (program, facts) = analyse(&[("ext.cpp", &text)]);
+        let found = check(&program, &facts);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].confidence(), crate::diagnostic::Confidence::High);
+        let path: Vec<&str> = found[0].flows[0]
+            .steps
+            .iter()
+            .map(|s| s.note.as_str())
+            .collect();
+        assert!(path.contains(&"calls `helper`"), "{path:?}");
     }
 
     #[test]

@@ -163,6 +163,7 @@ pub fn check_all(program: &Program, graph: &CallGraph) -> Vec<Finding> {
 fn flow_ending_at(program: &Program, witness: &Witness, title: String, last: String) -> Flow {
     let mut steps = witness.trace.clone();
     steps.push(Step {
+        guessed: false,
         span: witness.at,
         function: program.functions[witness.function].qualname.clone(),
         note: last,

@@ -8,7 +8,7 @@ use codespan_reporting::diagnostic::{Diagnostic, Label, Severity as CsSeverity};
 use codespan_reporting::files::{Error as FilesError, Files};
 use codespan_reporting::term::{self, Config};
 
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::{Confidence, Finding, Severity};
 use crate::model::{Program, SourceFile};
 
 /// A labelled line longer than this (a minified or generated file) is shown cut to the part
@@ -160,6 +160,14 @@ impl<'p> HumanRenderer<'p> {
             .map(|(f, flow)| format!("thread {}: {}", char::from(b'A' + f as u8), flow.title))
             .collect();
         notes.extend(finding.notes.iter().cloned());
+        if finding.confidence() == Confidence::Low {
+            notes.push(
+                "confidence: low: the call marked (guessed) was matched by name (its receiver's \
+                 type is unknown) or is virtual with several overrides; `--min-confidence high` \
+                 hides such findings"
+                    .to_string(),
+            );
+        }
         if let Some(help) = &finding.help {
             notes.push(format!("help: {help}"));
         }

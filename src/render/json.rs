@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::{Confidence, Finding, Severity};
 use crate::model::{Program, Span};
 
 #[derive(Serialize)]
@@ -17,6 +17,8 @@ struct Document<'a> {
 struct JsonFinding<'a> {
     rule: &'a str,
     severity: Severity,
+    /// `low` when a path follows a guessed call.
+    confidence: Confidence,
     message: &'a str,
     path: String,
     line: usize,
@@ -34,6 +36,9 @@ struct JsonStep<'a> {
     column: usize,
     function: &'a str,
     note: &'a str,
+    /// The step is a call whose target was guessed.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    guessed: bool,
 }
 
 fn location(program: &Program, span: Span) -> (String, usize, usize) {
@@ -63,6 +68,7 @@ pub fn render(program: &Program, findings: &[Finding], errors: &[String]) -> Str
                         column,
                         function: &s.function,
                         note: &s.note,
+                        guessed: s.guessed,
                     }
                 })
                 .collect();
@@ -73,10 +79,12 @@ pub fn render(program: &Program, findings: &[Finding], errors: &[String]) -> Str
                 column,
                 function: &f.function,
                 note: &f.primary_label,
+                guessed: false,
             });
             JsonFinding {
                 rule: f.rule,
                 severity: f.severity,
+                confidence: f.confidence(),
                 message: &f.message,
                 path,
                 line,

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::baseline;
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::{Confidence, Finding, Severity};
 use crate::lints::Lint;
 use crate::model::{Program, SourceFile, Span};
 
@@ -122,6 +122,8 @@ struct SarifResult<'a> {
     rule_id: &'a str,
     rule_index: usize,
     level: &'static str,
+    /// How sure the finding is, 0 to 100 (SARIF's priority): see [`rank`].
+    rank: f64,
     message: Text,
     locations: [Location; 1],
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -129,6 +131,12 @@ struct SarifResult<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     code_flows: Vec<CodeFlow>,
     partial_fingerprints: BTreeMap<&'static str, String>,
+    properties: ResultProperties,
+}
+
+#[derive(Serialize)]
+struct ResultProperties {
+    confidence: Confidence,
 }
 
 #[derive(Serialize)]
@@ -421,11 +429,24 @@ fn result<'a>(
         rule_id: finding.rule,
         rule_index,
         level: level(finding.severity),
+        rank: rank(finding.confidence()),
         message: Text { text: message },
         locations: [primary],
         related_locations: related,
         code_flows,
         partial_fingerprints,
+        properties: ResultProperties {
+            confidence: finding.confidence(),
+        },
+    }
+}
+
+/// A finding whose path guesses a call ranks below one whose every call was resolved, so that
+/// viewers that sort by rank show the sure ones first.
+fn rank(confidence: Confidence) -> f64 {
+    match confidence {
+        Confidence::High => 90.0,
+        Confidence::Low => 40.0,
     }
 }
 
