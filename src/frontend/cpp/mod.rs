@@ -1,6 +1,7 @@
 //! The C/C++/CUDA front-end: tree-sitter-cpp over the pre-passed text, walked once to fill the
 //! language-neutral model.
 
+pub mod guards;
 mod prepass;
 pub mod scan;
 
