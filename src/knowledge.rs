@@ -148,6 +148,8 @@ struct LocksSection {
     #[serde(default)]
     guard_types: Vec<String>,
     #[serde(default)]
+    mutex_types: Vec<String>,
+    #[serde(default)]
     lock_methods: Vec<String>,
     #[serde(default)]
     unlock_methods: Vec<String>,
@@ -246,6 +248,8 @@ pub struct Knowledge {
     pub once_calls: NameSet,
     pub static_locals: bool,
     pub lock_guard_types: NameSet,
+    /// Types whose `lock()` holds a lock (see `lock_methods`).
+    pub mutex_types: NameSet,
     pub lock_methods: HashSet<String>,
     pub unlock_methods: HashSet<String>,
     pub spawn_types: NameSet,
@@ -352,6 +356,7 @@ impl Knowledge {
         self.once_calls.extend(&file.locks.once_calls, &[]);
         self.static_locals |= file.locks.static_locals;
         self.lock_guard_types.extend(&file.locks.guard_types, &[]);
+        self.mutex_types.extend(&file.locks.mutex_types, &[]);
         self.lock_methods
             .extend(file.locks.lock_methods.iter().cloned());
         self.unlock_methods

@@ -14,7 +14,7 @@ use tree_sitter::{Node, ParseOptions, Parser};
 use crate::knowledge::Knowledge;
 use crate::model::{
     Binding, CallNote, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState,
-    GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span,
+    GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span, last_segment,
 };
 
 pub use prepass::neutralise;
@@ -245,6 +245,9 @@ fn names_framework(text: &str, knowledge: &Knowledge) -> bool {
     }
     false
 }
+
+/// Standard smart pointers, often written without `std::`: their `lock()` is no mutex's.
+const STANDARD_POINTERS: &[&str] = &["weak_ptr", "shared_ptr", "unique_ptr"];
 
 /// The element type of a sequence container type as declared (`std::vector<Q *>` gives `Q *`);
 /// `None` for anything else: a map's `m[k]` is its value, not its first template argument.
@@ -963,6 +966,7 @@ impl<'a> Walker<'a> {
             self.add_py_use(field, format!("`.{method}()` is called"), runs_code);
         } else if let Some(receiver) = receiver
             && (self.k.lock_methods.contains(&method) || self.k.unlock_methods.contains(&method))
+            && self.may_be_mutex(node, receiver, arrow)
         {
             self.lock_method(node, receiver, &method);
         } else if let Some(receiver) = receiver
@@ -1334,6 +1338,26 @@ impl<'a> Walker<'a> {
         if let Some(function) = self.function() {
             function.lock_regions.push(region);
         }
+    }
+
+    /// Whether `receiver.lock()` (`call`) may lock a mutex. A mutex's `lock()` returns nothing, so
+    /// one whose value is used (`auto item = w.lock();`) is another type's: `std::weak_ptr`'s. A
+    /// receiver whose declared type is known is a mutex when the knowledge says so, or when the
+    /// type is neither the standard library's nor a standard smart pointer (a project's own
+    /// `SpinLock`, whose `lock()` gil-lint cannot see into).
+    fn may_be_mutex(&self, call: Node, receiver: Node, arrow: bool) -> bool {
+        if call
+            .parent()
+            .is_some_and(|p| p.kind() != "expression_statement")
+        {
+            return false;
+        }
+        let Some(class) = self.receiver_class(receiver, arrow) else {
+            return true;
+        };
+        self.names(&self.k.mutex_types, &class)
+            || self.names(&self.k.lock_guard_types, &class)
+            || !class.starts_with("std::") && !STANDARD_POINTERS.contains(&last_segment(&class))
     }
 
     /// `m.lock()` holds `m` until `m.unlock()` or the end of the block.
