@@ -174,6 +174,10 @@ fn resolve<L: Lookup>(lookup: &L, caller: Scope, path: &str, receiver: &Receiver
             if let Some(own) = caller.own_class {
                 methods.retain(|&id| lookup.owner(id) != Some(own));
             }
+            // Nor is an object whose type is not in sight a wrapper of a Python object
+            // (`PyDictionary::ToString` for `val.ToString()` on a native value): such wrappers
+            // are few, and the binding code that uses them names their type.
+            methods.retain(|&id| !lookup.function(id).wraps_python);
             if *receiver == Receiver::Native {
                 methods.retain(|&id| !lookup.function(id).framework);
             }
@@ -460,7 +464,10 @@ mod tests {
                     for (auto &x : All()) x.Load(); }\n";
         let calls = one_cpp(body, "use");
         let loads: Vec<_> = calls.into_iter().filter(|c| !c.is_empty()).collect();
-        assert_eq!(loads, [["Engine::Load"], ["Engine::Load"], ["Engine::Load"]]);
+        assert_eq!(
+            loads,
+            [["Engine::Load"], ["Engine::Load"], ["Engine::Load"]]
+        );
     }
 
     #[test]
@@ -473,7 +480,10 @@ mod tests {
         assert_eq!(one_cpp(body, "PyRel::Run::{lambda#1}"), [["Other::Insert"]]);
         assert_eq!(
             one_cpp(body, "free_use"),
-            [vec!["Other::Insert".to_string(), "PyRel::Insert".to_string()]]
+            [vec![
+                "Other::Insert".to_string(),
+                "PyRel::Insert".to_string()
+            ]]
         );
     }
 

@@ -563,6 +563,7 @@ impl<'a> Walker<'a> {
             span(name_node),
             parameters,
         );
+        self.model.functions[id].wraps_python = in_class && self.object_fields.contains_key(&class);
         self.enter(id, parameters, body);
         if destructor {
             self.destroyed_after_body(id, &name, &class, body);
