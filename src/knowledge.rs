@@ -19,6 +19,7 @@ use anyhow::Result;
 use serde::Deserialize;
 
 use crate::input::{self, shown};
+use crate::model::GilState;
 
 /// The most a knowledge file may hold, in bytes (the built-in ones are a few KiB each).
 pub const FILE_LIMIT: u64 = 1 << 20;
@@ -88,6 +89,8 @@ struct GilSection {
     release_calls: Vec<String>,
     #[serde(default)]
     acquire_calls: Vec<String>,
+    #[serde(default)]
+    release_state_calls: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -144,6 +147,8 @@ struct LocksSection {
     static_locals: bool,
     #[serde(default)]
     guard_types: Vec<String>,
+    #[serde(default)]
+    mutex_types: Vec<String>,
     #[serde(default)]
     lock_methods: Vec<String>,
     #[serde(default)]
@@ -218,6 +223,10 @@ pub struct Knowledge {
     pub acquire_wrappers: NameSet,
     pub release_calls: NameSet,
     pub acquire_calls: NameSet,
+    /// Calls that give back what an acquire took (`PyGILState_Release`): no switch of their own
+    /// (the GIL may have been held before), but a destructor starting with one ends what its
+    /// constructor took (see `frontend::cpp::guards`).
+    pub release_state_calls: NameSet,
     pub python_calls: NameSet,
     pub calls_running_code: NameSet,
     pub ready_after_import: NameSet,
@@ -239,6 +248,8 @@ pub struct Knowledge {
     pub once_calls: NameSet,
     pub static_locals: bool,
     pub lock_guard_types: NameSet,
+    /// Types whose `lock()` holds a lock (see `lock_methods`).
+    pub mutex_types: NameSet,
     pub lock_methods: HashSet<String>,
     pub unlock_methods: HashSet<String>,
     pub spawn_types: NameSet,
@@ -311,6 +322,8 @@ impl Knowledge {
         self.acquire_wrappers.extend(&gil.acquire_wrappers, &[]);
         self.release_calls.extend(&gil.release_calls, ns);
         self.acquire_calls.extend(&gil.acquire_calls, ns);
+        self.release_state_calls
+            .extend(&gil.release_state_calls, ns);
         let api = &file.python_api;
         self.python_calls.extend(&api.calls, ns);
         self.calls_running_code.extend(&api.calls_running_code, ns);
@@ -343,6 +356,7 @@ impl Knowledge {
         self.once_calls.extend(&file.locks.once_calls, &[]);
         self.static_locals |= file.locks.static_locals;
         self.lock_guard_types.extend(&file.locks.guard_types, &[]);
+        self.mutex_types.extend(&file.locks.mutex_types, &[]);
         self.lock_methods
             .extend(file.locks.lock_methods.iter().cloned());
         self.unlock_methods
@@ -374,17 +388,17 @@ impl Knowledge {
     }
 
     /// Adds wrappers found in the analysed code: `(name, state its arguments run in)`.
-    pub fn add_wrappers(
-        &mut self,
-        wrappers: impl IntoIterator<Item = (String, crate::model::GilState)>,
-    ) {
-        for (name, state) in wrappers {
-            let set = match state {
-                crate::model::GilState::Released => &mut self.release_wrappers,
-                crate::model::GilState::Held => &mut self.acquire_wrappers,
-            };
-            set.extend(&[name], &[]);
-        }
+    pub fn add_wrappers(&mut self, wrappers: impl IntoIterator<Item = (String, GilState)>) {
+        add_by_state(
+            &mut self.release_wrappers,
+            &mut self.acquire_wrappers,
+            wrappers,
+        );
+    }
+
+    /// Adds guard types found in the analysed code: `(name, state while one lives)`.
+    pub fn add_guards(&mut self, guards: impl IntoIterator<Item = (String, GilState)>) {
+        add_by_state(&mut self.release_guards, &mut self.acquire_guards, guards);
     }
 
     /// Whether a C-API call can run arbitrary Python code.
@@ -406,6 +420,21 @@ impl Knowledge {
     /// Whether `name` is a framework namespace such as `py`.
     pub fn is_framework_namespace(&self, name: &str) -> bool {
         self.namespaces.iter().any(|n| n == name)
+    }
+}
+
+/// Names found in the analysed code, each into the set of the state it stands for.
+fn add_by_state(
+    release: &mut NameSet,
+    acquire: &mut NameSet,
+    found: impl IntoIterator<Item = (String, GilState)>,
+) {
+    for (name, state) in found {
+        let set = match state {
+            GilState::Released => &mut *release,
+            GilState::Held => &mut *acquire,
+        };
+        set.extend(&[name], &[]);
     }
 }
 

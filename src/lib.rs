@@ -149,12 +149,19 @@ pub fn analyse_files_opts(
         .map(|(path, _)| read_text(path, limit))
         .collect();
     let mut knowledge = knowledge.clone();
-    // `#define` wrappers are C/C++ only.
-    let wrappers: Vec<_> = files
-        .par_iter()
-        .zip(&texts)
-        .filter(|((_, language), _)| *language == Language::Cpp)
-        .filter_map(|(_, text)| text.as_ref().ok())
+    // Guard types and `#define` wrappers are C/C++ only. Guards first: a wrapper may use one.
+    let cpp_texts = || {
+        files
+            .par_iter()
+            .zip(&texts)
+            .filter(|((_, language), _)| *language == Language::Cpp)
+            .filter_map(|(_, text)| text.as_ref().ok())
+    };
+    let guard_facts: Vec<_> = cpp_texts()
+        .flat_map_iter(|text| frontend::cpp::guards::guard_facts(text, &knowledge))
+        .collect();
+    knowledge.add_guards(frontend::cpp::guards::infer_guards(guard_facts));
+    let wrappers: Vec<_> = cpp_texts()
         .flat_map_iter(|text| frontend::cpp::wrapper_macros(text, &knowledge))
         .collect();
     knowledge.add_wrappers(wrappers);

@@ -119,6 +119,9 @@ pub struct Function {
     pub extern_c: bool,
     /// Defined in a Python framework's namespace (`pybind11::capsule::set_name`).
     pub framework: bool,
+    /// A method defined in the body of a class that holds Python objects (a field of a framework
+    /// object type): the binding layer's wrapper of a Python object (C++ only).
+    pub wraps_python: bool,
     /// How many arguments a call may pass: `(required, maximum)`, no maximum when variadic.
     pub arity: (u32, Option<u32>),
     /// The name (or, for a lambda, its introducer), for labels.
@@ -587,6 +590,7 @@ impl Function {
             kind,
             extern_c: false,
             framework: false,
+            wraps_python: false,
             arity: (0, Some(0)),
             span,
             calls: ThinVec::new(),

@@ -30,6 +30,10 @@ pub(crate) struct Scope<'a> {
     /// In Rust, the type of `self` (the last segment of the scope of a method or of a closure
     /// in one).
     self_type: Option<&'a str>,
+    /// In C++, the innermost scope: the class of a method, also one defined out of its class
+    /// (`void C::f() {}`), or of a lambda in one; a namespace for a free function, which no
+    /// method's class is named after.
+    own_class: Option<&'a str>,
     language: Language,
 }
 
@@ -42,6 +46,7 @@ impl<'a> Scope<'a> {
             usings: &f.usings,
             by_method_name: cpp,
             self_type: f.scope.last().filter(|_| !cpp).map(String::as_str),
+            own_class: f.scope.last().filter(|_| cpp).map(String::as_str),
             language,
         }
     }
@@ -53,6 +58,7 @@ impl<'a> Scope<'a> {
             usings: &binding.usings,
             by_method_name: true,
             self_type: None,
+            own_class: None,
             language,
         }
     }
@@ -200,12 +206,21 @@ fn resolve<L: Lookup>(
                 callees: methods,
             }
         }
-        Receiver::Object if caller.by_method_name => {
-            guess(untyped_methods(lookup, path, caller.language))
-        }
-        Receiver::Native if caller.by_method_name => {
+        Receiver::Object | Receiver::Native if caller.by_method_name => {
             let mut methods = untyped_methods(lookup, path, caller.language);
-            methods.retain(|&id| !lookup.function(id).framework);
+            // A call on the caller's own object is written `f()` or `this->f()`: `x.f()` inside
+            // a method of `C` is, far more often than another `C`, the native object that `C`
+            // wraps (`rel->Insert(v)` in `PyRelation::Insert`), whose type is not in sight.
+            if let Some(own) = caller.own_class {
+                methods.retain(|&id| lookup.owner(id) != Some(own));
+            }
+            // Nor is an object whose type is not in sight a wrapper of a Python object
+            // (`PyDictionary::ToString` for `val.ToString()` on a native value): such wrappers
+            // are few, and the binding code that uses them names their type.
+            methods.retain(|&id| !lookup.function(id).wraps_python);
+            if *receiver == Receiver::Native {
+                methods.retain(|&id| !lookup.function(id).framework);
+            }
             guess(methods)
         }
         Receiver::Object | Receiver::Native => certain(Vec::new()),
@@ -515,6 +530,37 @@ mod tests {
                 vec!["Base::base_only".to_string()],
                 vec![],
             ]
+        );
+    }
+
+    #[test]
+    fn auto_variables_take_the_return_type_declared_in_sight() {
+        let body = "struct Engine { void Load() {} };\nstruct PyEngine { void Load() {} };\n\
+                    Engine &GetEngine();\nstd::vector<Engine> &All();\n\
+                    void use() { auto &e = GetEngine(); e.Load(); GetEngine().Load();\n\
+                    for (auto &x : All()) x.Load(); }\n";
+        let calls = one_cpp(body, "use");
+        let loads: Vec<_> = calls.into_iter().filter(|c| !c.is_empty()).collect();
+        assert_eq!(
+            loads,
+            [["Engine::Load"], ["Engine::Load"], ["Engine::Load"]]
+        );
+    }
+
+    #[test]
+    fn an_untyped_receiver_in_a_method_is_not_the_methods_own_class() {
+        let body = "struct Other { void Insert(int) {} };\nstruct PyRel { void Insert(int v);\n\
+                    void Run(); };\nvoid PyRel::Insert(int v) { rel->Insert(v); }\n\
+                    void PyRel::Run() { [&] { rel->Insert(1); }(); }\n\
+                    void free_use(auto &r) { r.Insert(1); }\n";
+        assert_eq!(one_cpp(body, "PyRel::Insert"), [["Other::Insert"]]);
+        assert_eq!(one_cpp(body, "PyRel::Run::{lambda#1}"), [["Other::Insert"]]);
+        assert_eq!(
+            one_cpp(body, "free_use"),
+            [vec![
+                "Other::Insert".to_string(),
+                "PyRel::Insert".to_string()
+            ]]
         );
     }
 

@@ -1,6 +1,7 @@
 //! The C/C++/CUDA front-end: tree-sitter-cpp over the pre-passed text, walked once to fill the
 //! language-neutral model.
 
+pub mod guards;
 mod prepass;
 pub mod scan;
 
@@ -13,7 +14,7 @@ use tree_sitter::{Node, ParseOptions, Parser};
 use crate::knowledge::Knowledge;
 use crate::model::{
     Binding, CallNote, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState,
-    GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span,
+    GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span, last_segment,
 };
 
 pub use prepass::neutralise;
@@ -143,6 +144,7 @@ pub fn extract(text: &str, knowledge: &Knowledge) -> Result<FileModel, String> {
         shared_usings: SharedNames::default(),
         aliases: FxHashMap::default(),
         global_types: FxHashMap::default(),
+        returns: FxHashMap::default(),
         global_callables: Default::default(),
         object_fields: FxHashMap::default(),
         frames: Vec::new(),
@@ -193,6 +195,9 @@ struct Walker<'a> {
     aliases: FxHashMap<String, String>,
     /// Declared types of namespace-scope variables and class fields.
     global_types: FxHashMap<String, String>,
+    /// Declared return types (class types only) of the functions declared or defined so far, by
+    /// name as written: what `auto &x = f();` holds.
+    returns: FxHashMap<String, String>,
     /// Fields holding Python objects, by class: `(declaration, name, type as written)`.
     object_fields: FxHashMap<String, Vec<(Span, String, String)>>,
     /// Namespace-scope variables and class fields that are Python callables.
@@ -244,6 +249,9 @@ fn names_framework(text: &str, knowledge: &Knowledge) -> bool {
     }
     false
 }
+
+/// Standard smart pointers, often written without `std::`: their `lock()` is no mutex's.
+const STANDARD_POINTERS: &[&str] = &["weak_ptr", "shared_ptr", "unique_ptr"];
 
 /// The element type of a sequence container type as declared (`std::vector<Q *>` gives `Q *`);
 /// `None` for anything else: a map's `m[k]` is its value, not its first template argument.
@@ -464,6 +472,10 @@ impl<'a> Walker<'a> {
             }
             "call_expression" => self.visit_call(node),
             "declaration" => self.visit_declaration(node),
+            "for_range_loop" => {
+                self.type_range_variable(node);
+                self.visit_children(node);
+            }
             _ => self.visit_children(node),
         }
     }
@@ -507,6 +519,7 @@ impl<'a> Walker<'a> {
             return;
         };
         let written = self.path(name_node);
+        self.record_return(node, &written);
         let mut segments: Vec<String> = written.split("::").map(str::to_string).collect();
         let name = segments.pop().unwrap_or_default();
         // `SOME_MACRO(args) { ... }` that the grammar took for a definition: a macro use, not a
@@ -550,6 +563,7 @@ impl<'a> Walker<'a> {
             span(name_node),
             parameters,
         );
+        self.model.functions[id].wraps_python = in_class && self.object_fields.contains_key(&class);
         self.enter(id, parameters, body);
         if destructor {
             self.destroyed_after_body(id, &name, &class, body);
@@ -962,6 +976,7 @@ impl<'a> Walker<'a> {
             self.add_py_use(field, format!("`.{method}()` is called"), runs_code);
         } else if let Some(receiver) = receiver
             && (self.k.lock_methods.contains(&method) || self.k.unlock_methods.contains(&method))
+            && self.may_be_mutex(node, receiver, arrow)
         {
             self.lock_method(node, receiver, &method);
         } else if let Some(receiver) = receiver
@@ -1335,6 +1350,26 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Whether `receiver.lock()` (`call`) may lock a mutex. A mutex's `lock()` returns nothing, so
+    /// one whose value is used (`auto item = w.lock();`) is another type's: `std::weak_ptr`'s. A
+    /// receiver whose declared type is known is a mutex when the knowledge says so, or when the
+    /// type is neither the standard library's nor a standard smart pointer (a project's own
+    /// `SpinLock`, whose `lock()` gil-lint cannot see into).
+    fn may_be_mutex(&self, call: Node, receiver: Node, arrow: bool) -> bool {
+        if call
+            .parent()
+            .is_some_and(|p| p.kind() != "expression_statement")
+        {
+            return false;
+        }
+        let Some(class) = self.receiver_class(receiver, arrow) else {
+            return true;
+        };
+        self.names(&self.k.mutex_types, &class)
+            || self.names(&self.k.lock_guard_types, &class)
+            || !class.starts_with("std::") && !STANDARD_POINTERS.contains(&last_segment(&class))
+    }
+
     /// `m.lock()` holds `m` until `m.unlock()` or the end of the block.
     fn lock_method(&mut self, call: Node, receiver: Node, method: &str) {
         let lock = self.path(receiver);
@@ -1418,6 +1453,44 @@ impl<'a> Walker<'a> {
         })
     }
 
+    /// The declared return type of a function declaration or definition named `written`.
+    fn record_return(&mut self, declaration: Node, written: &str) {
+        if let Some(ty) = declaration
+            .child_by_field_name("type")
+            .and_then(|ty| self.declared_type(ty))
+        {
+            self.returns.insert(written.to_string(), ty);
+        }
+    }
+
+    /// What a call to a function declared in sight returns (`GetEngine()`).
+    fn returned_type(&self, call: Node) -> Option<String> {
+        let callee = call.child_by_field_name("function")?;
+        if !matches!(callee.kind(), "identifier" | "qualified_identifier") {
+            return None;
+        }
+        self.returns.get(&self.path(callee)).cloned()
+    }
+
+    /// `for (auto &x : v)` and `for (T &x : v)`: `x` has the element type of `v`, or `T`.
+    fn type_range_variable(&mut self, node: Node) {
+        let (Some(ty), Some(name)) = (
+            node.child_by_field_name("type"),
+            node.child_by_field_name("declarator")
+                .and_then(declared_name),
+        ) else {
+            return;
+        };
+        let declared = self.declared_type(ty).or_else(|| {
+            let container = self.type_of(node.child_by_field_name("right")?)?;
+            element_type(&container).map(str::to_string)
+        });
+        let name = self.text(name).to_string();
+        if let (Some(ty), Some(frame)) = (declared, self.frame()) {
+            frame.types.insert(name, ty);
+        }
+    }
+
     /// The class whose method `receiver.f()` or `receiver->f()` calls, from the receiver's
     /// declared type: through `->`, smart pointers and `std::optional` give their pointee; template
     /// arguments are dropped.
@@ -1479,9 +1552,11 @@ impl<'a> Walker<'a> {
         Some(class.trim_start_matches("::").to_string()).filter(|c| !c.is_empty())
     }
 
-    /// The declared type of a receiver expression: a variable, a parameter, or `this->field`.
+    /// The declared type of a receiver expression: a variable, a parameter, `this->field`, or
+    /// a call of a function declared in sight.
     fn type_of(&self, receiver: Node) -> Option<String> {
         let name = match receiver.kind() {
+            "call_expression" => return self.returned_type(receiver),
             "identifier" => self.text(receiver),
             "field_expression"
                 if receiver
@@ -1543,13 +1618,23 @@ impl<'a> Walker<'a> {
                 _ => None,
             };
             let name = declared_name(declarator).map(|n| self.text(n).to_string());
+            if declarator.kind() != "init_declarator"
+                && let Some(function) = find_kind(declarator, "function_declarator")
+                && let Some(function_name) = function.child_by_field_name("declarator")
+            {
+                let written = self.path(function_name);
+                self.record_return(node, &written);
+            }
             if !in_function
                 && let Some(name) = &name
                 && self.names(&self.k.callable_types, &ty_path)
             {
                 self.global_callables.insert(name.clone());
             }
-            if let (Some(name), Some(ty)) = (&name, self.declared_type(ty)) {
+            let ty = self
+                .declared_type(ty)
+                .or_else(|| value.and_then(|v| self.type_of(v)));
+            if let (Some(name), Some(ty)) = (&name, ty) {
                 match self.frames.last_mut() {
                     Some(frame) => frame.types.insert(name.clone(), ty),
                     None => self.global_types.insert(name.clone(), ty),

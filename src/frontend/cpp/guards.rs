@@ -1,0 +1,461 @@
+//! A project's own GIL guard types, inferred from their definitions without parsing: a class whose
+//! constructor ends by taking the GIL (`PyGILState_Ensure`) and whose destructor starts by giving
+//! it back (`PyGILState_Release`) is an acquire guard, like one holding a `gil_scoped_acquire`
+//! member; release guards likewise. The found types join the knowledge's `release_guards` and
+//! `acquire_guards`, where a user may also declare them, before any file is modelled: a guard may
+//! be defined in a header and used in every file.
+
+use rustc_hash::FxHashMap;
+
+use crate::frontend::lexer::{Lexer, Token};
+use crate::knowledge::Knowledge;
+use crate::model::GilState;
+
+/// What one file says about one class (by qualified name): the GIL state its constructor leaves,
+/// the switch its destructor starts with, or the guard member it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GuardFact {
+    Constructor(GilState),
+    Destructor(GilState),
+    Member(GilState),
+}
+
+/// The facts of one file, in order. A file that names no GIL call nor guard is not lexed.
+pub fn guard_facts(text: &str, knowledge: &Knowledge) -> Vec<(String, GuardFact)> {
+    let named = [
+        &knowledge.acquire_calls,
+        &knowledge.release_calls,
+        &knowledge.release_state_calls,
+        &knowledge.acquire_guards,
+        &knowledge.release_guards,
+    ]
+    .iter()
+    .flat_map(|set| set.names())
+    .any(|name| memchr::memmem::find(text.as_bytes(), last(name).as_bytes()).is_some());
+    if !named {
+        return Vec::new();
+    }
+    let tokens: Vec<Token> = Lexer::new(text).collect();
+    Scanner {
+        text,
+        closes: closing_brackets(&tokens),
+        tokens: &tokens,
+        k: knowledge,
+        facts: Vec::new(),
+    }
+    .run()
+}
+
+/// The guard types the facts of every file make, by each name that may spell them: a class is a
+/// guard when it holds a guard member, or when its constructor leaves one state and its
+/// destructor starts by switching back.
+pub fn infer_guards(
+    facts: impl IntoIterator<Item = (String, GuardFact)>,
+) -> Vec<(String, GilState)> {
+    #[derive(Default)]
+    struct Seen {
+        constructor: Option<GilState>,
+        destructor: Option<GilState>,
+        member: Option<GilState>,
+    }
+    let mut classes: FxHashMap<String, Seen> = FxHashMap::default();
+    for (class, fact) in facts {
+        let seen = classes.entry(class).or_default();
+        match fact {
+            GuardFact::Constructor(state) => seen.constructor = seen.constructor.or(Some(state)),
+            GuardFact::Destructor(state) => seen.destructor = seen.destructor.or(Some(state)),
+            GuardFact::Member(state) => seen.member = seen.member.or(Some(state)),
+        }
+    }
+    let mut guards: Vec<(String, GilState)> = classes
+        .into_iter()
+        .filter_map(|(class, seen)| {
+            let by_constructor = seen
+                .constructor
+                .filter(|state| seen.destructor.is_some_and(|end| end != *state));
+            seen.member.or(by_constructor).map(|state| (class, state))
+        })
+        .flat_map(|(class, state)| {
+            // `a::b::Guard` is also written `b::Guard` and `Guard`.
+            let segments: Vec<&str> = class.split("::").collect();
+            (0..segments.len())
+                .map(|from| (segments[from..].join("::"), state))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    guards.sort();
+    guards.dedup();
+    guards
+}
+
+/// Where each `(` and `{` closes, found in one pass (each kind matched apart: a stray `)` in a
+/// body does not end it).
+fn closing_brackets(tokens: &[Token]) -> FxHashMap<usize, usize> {
+    let mut closes = FxHashMap::default();
+    let (mut parens, mut braces) = (Vec::new(), Vec::new());
+    for (i, token) in tokens.iter().enumerate() {
+        match token {
+            Token::Punct(b'(') => parens.push(i),
+            Token::Punct(b'{') => braces.push(i),
+            Token::Punct(b')') => {
+                if let Some(open) = parens.pop() {
+                    closes.insert(open, i);
+                }
+            }
+            Token::Punct(b'}') => {
+                if let Some(open) = braces.pop() {
+                    closes.insert(open, i);
+                }
+            }
+            _ => {}
+        }
+    }
+    closes
+}
+
+fn last(name: &str) -> &str {
+    name.rsplit("::").next().unwrap_or(name)
+}
+
+/// How many tokens may lie between a constructor's parameters and its body (its initialisers):
+/// bounds the look-ahead from each `C(` written in a class, which hostile text may repeat.
+const MAX_INITIALISERS: usize = 512;
+
+/// A GIL call in a constructor or destructor: the state it switches to, and whether it gives
+/// back what an acquire took (`PyGILState_Release`) rather than switching from any state.
+struct Switch {
+    to: GilState,
+    gives_back: bool,
+}
+
+/// An open brace: a namespace's or a class's body (named), or another block.
+struct Open {
+    name: Option<String>,
+    class: bool,
+}
+
+struct Scanner<'a> {
+    text: &'a str,
+    tokens: &'a [Token],
+    /// For each `(` and `{`, the index of its closing token.
+    closes: FxHashMap<usize, usize>,
+    k: &'a Knowledge,
+    facts: Vec<(String, GuardFact)>,
+}
+
+impl<'a> Scanner<'a> {
+    fn ident(&self, i: usize) -> Option<&'a str> {
+        match self.tokens.get(i)? {
+            Token::Ident(start, end) => Some(&self.text[*start..*end]),
+            _ => None,
+        }
+    }
+
+    fn punct(&self, i: usize, p: u8) -> bool {
+        self.tokens.get(i) == Some(&Token::Punct(p))
+    }
+
+    /// The path `a::b::c` starting at `i` (a leading `::` skipped), and the index after it.
+    fn path(&self, mut i: usize) -> Option<(String, usize)> {
+        if self.tokens.get(i) == Some(&Token::Scope) {
+            i += 1;
+        }
+        let mut path = self.ident(i)?.to_string();
+        i += 1;
+        while self.tokens.get(i) == Some(&Token::Scope)
+            && let Some(next) = self.ident(i + 1)
+        {
+            path.push_str("::");
+            path.push_str(next);
+            i += 2;
+        }
+        Some((path, i))
+    }
+
+    /// The index of the token closing the bracket opened at `open`, or the end.
+    fn close(&self, open: usize) -> usize {
+        self.closes.get(&open).copied().unwrap_or(self.tokens.len())
+    }
+
+    /// The class and namespace names around, outermost first.
+    fn qualified(opens: &[Open], written: &str) -> String {
+        let mut names: Vec<&str> = opens.iter().filter_map(|o| o.name.as_deref()).collect();
+        names.push(written);
+        names.join("::")
+    }
+
+    fn run(mut self) -> Vec<(String, GuardFact)> {
+        let mut opens: Vec<Open> = Vec::new();
+        // The head read since `namespace`, `class` or `struct`: its names, until its `{`.
+        let mut head: Option<(Vec<&str>, bool)> = None;
+        let mut in_bases = false;
+        let mut i = 0;
+        while i < self.tokens.len() {
+            let token = self.tokens[i];
+            let word = self.ident(i);
+            match (word, token) {
+                (Some("namespace"), _) => {
+                    head = Some((Vec::new(), false));
+                    in_bases = false;
+                }
+                (Some("class" | "struct" | "union"), _)
+                    if self.ident(i.wrapping_sub(1)) != Some("enum") =>
+                {
+                    head = Some((Vec::new(), true));
+                    in_bases = false;
+                }
+                (_, Token::Punct(b'{')) => {
+                    let (name, class) = match head.take() {
+                        Some((names, class)) => (names.last().map(|n| n.to_string()), class),
+                        None => (None, false),
+                    };
+                    opens.push(Open { name, class });
+                }
+                (_, Token::Punct(b'}')) => {
+                    opens.pop();
+                }
+                _ if head.is_some() => {
+                    match (word, token) {
+                        (_, Token::Punct(b';')) => head = None,
+                        (Some("final"), _) => {}
+                        (Some(name), _) if !in_bases => {
+                            if let Some((names, _)) = &mut head {
+                                names.push(name);
+                            }
+                        }
+                        (_, Token::Punct(b':')) => in_bases = true,
+                        (_, Token::Scope) | (Some(_), _) => {}
+                        _ if in_bases => {}
+                        // A declaration (`struct timeval tv;`), a template parameter or a
+                        // specialisation: not a definition to follow.
+                        _ => head = None,
+                    }
+                }
+                _ => {
+                    if let Some(end) = self.member_function(&opens, i) {
+                        i = end;
+                    } else {
+                        self.member_guard(&opens, i);
+                    }
+                }
+            }
+            i += 1;
+        }
+        self.facts
+    }
+
+    /// A constructor or destructor starting at `i` (`C(`, `~C(` in the body of `C`; `C::C(`,
+    /// `C::~C(` anywhere): its fact, and the index of its last token.
+    fn member_function(&mut self, opens: &[Open], i: usize) -> Option<usize> {
+        if i > 0 && self.tokens[i - 1] == Token::Scope {
+            return None;
+        }
+        let in_class = opens
+            .last()
+            .filter(|o| o.class)
+            .and_then(|o| o.name.as_deref());
+        let outside = opens.len().saturating_sub(1);
+        let (class, destructor, parameters) = if self.punct(i, b'~') {
+            let name = self.ident(i + 1)?;
+            if in_class != Some(name) || !self.punct(i + 2, b'(') {
+                return None;
+            }
+            (Self::qualified(&opens[..outside], name), true, i + 2)
+        } else {
+            let (path, after) = self.path(i)?;
+            let (owner, name) = path.rsplit_once("::").unwrap_or(("", &path));
+            if self.punct(after, b'(') {
+                if owner.is_empty() && in_class == Some(name) {
+                    (Self::qualified(&opens[..outside], name), false, after)
+                } else if !owner.is_empty() && last(owner) == name {
+                    (Self::qualified(opens, owner), false, after)
+                } else {
+                    return None;
+                }
+            } else if self.tokens.get(after) == Some(&Token::Scope)
+                && self.punct(after + 1, b'~')
+                && self.ident(after + 2) == Some(last(&path))
+                && self.punct(after + 3, b'(')
+            {
+                (Self::qualified(opens, &path), true, after + 3)
+            } else {
+                return None;
+            }
+        };
+        let end = self.body_end(parameters)?;
+        let switches = self.switches(parameters, end);
+        // A constructor that gives back what it took leaves the state as it found it.
+        let fact = if destructor {
+            switches.first().map(|s| GuardFact::Destructor(s.to))
+        } else {
+            switches
+                .last()
+                .filter(|s| !s.gives_back)
+                .map(|s| GuardFact::Constructor(s.to))
+        };
+        if let Some(fact) = fact {
+            self.facts.push((class, fact));
+        }
+        Some(end)
+    }
+
+    /// From the `(` of a parameter list, where the body that follows (after initialisers) closes;
+    /// none for a declaration.
+    fn body_end(&self, parameters: usize) -> Option<usize> {
+        let mut i = self.close(parameters) + 1;
+        let limit = self.tokens.len().min(i + MAX_INITIALISERS);
+        while i < limit {
+            match self.tokens[i] {
+                Token::Punct(b';') => return None,
+                Token::Punct(b'(') => i = self.close(i),
+                Token::Punct(b'{') => {
+                    let end = self.close(i);
+                    // `field{value}` among the initialisers.
+                    let initialiser = self.ident(i - 1).is_some_and(|w| {
+                        !matches!(w, "noexcept" | "override" | "final" | "const" | "try")
+                    }) || self.punct(i - 1, b'>');
+                    if !initialiser {
+                        return Some(end);
+                    }
+                    i = end;
+                }
+                Token::Punct(b'}') => return None,
+                _ => {}
+            }
+            i += 1;
+        }
+        None
+    }
+
+    /// The GIL switches called between two tokens, in order.
+    fn switches(&self, from: usize, until: usize) -> Vec<Switch> {
+        let mut found = Vec::new();
+        let mut i = from;
+        while i < until {
+            let Some((path, after)) = self.path(i).filter(|_| self.ident(i).is_some()) else {
+                i += 1;
+                continue;
+            };
+            if self.punct(after, b'(')
+                && let Some(switch) = self.switch_called(&path)
+            {
+                found.push(switch);
+            }
+            i = after;
+        }
+        found
+    }
+
+    fn switch_called(&self, path: &str) -> Option<Switch> {
+        let (to, gives_back) = if self.k.acquire_calls.contains(path) {
+            (GilState::Held, false)
+        } else if self.k.release_calls.contains(path) {
+            (GilState::Released, false)
+        } else if self.k.release_state_calls.contains(path) {
+            (GilState::Released, true)
+        } else {
+            return None;
+        };
+        Some(Switch { to, gives_back })
+    }
+
+    /// A field of a guard type at `i` in a class body: `py::gil_scoped_acquire acquire_;`.
+    fn member_guard(&mut self, opens: &[Open], i: usize) {
+        let Some(class) = opens
+            .last()
+            .filter(|o| o.class)
+            .and_then(|o| o.name.as_deref())
+        else {
+            return;
+        };
+        let starts_statement =
+            i == 0 || matches!(self.tokens[i - 1], Token::Punct(b';' | b'{' | b'}' | b':'));
+        if !starts_statement {
+            return;
+        }
+        let Some((path, after)) = self.path(i) else {
+            return;
+        };
+        if self.ident(after).is_none() {
+            return;
+        }
+        let state = if self.k.acquire_guards.contains(&path) {
+            GilState::Held
+        } else if self.k.release_guards.contains(&path) {
+            GilState::Released
+        } else {
+            return;
+        };
+        let class = Self::qualified(&opens[..opens.len() - 1], class);
+        self.facts.push((class, GuardFact::Member(state)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guards(files: &[&str]) -> Vec<(String, GilState)> {
+        let k = Knowledge::builtin();
+        infer_guards(files.iter().flat_map(|text| guard_facts(text, &k)))
+    }
+
+    #[test]
+    fn a_constructor_that_takes_the_gil_and_a_destructor_that_gives_it_back_make_a_guard() {
+        let text = "namespace a { struct Hold { PyGILState_STATE s;\n\
+                    Hold() : s(PyGILState_Ensure()) {}\n ~Hold() { PyGILState_Release(s); } }; }";
+        assert_eq!(
+            guards(&[text]),
+            [
+                ("Hold".to_string(), GilState::Held),
+                ("a::Hold".to_string(), GilState::Held)
+            ]
+        );
+    }
+
+    #[test]
+    fn out_of_line_members_in_other_files_count() {
+        let header =
+            "namespace a { class NoGil { public: NoGil(); ~NoGil(); PyThreadState *t; }; }";
+        let source = "namespace a {\nNoGil::NoGil() { if (PyGILState_Check()) t = PyEval_SaveThread(); }\n\
+                      NoGil::~NoGil() { if (t) PyEval_RestoreThread(t); }\n}";
+        assert_eq!(
+            guards(&[header, source]),
+            [
+                ("NoGil".to_string(), GilState::Released),
+                ("a::NoGil".to_string(), GilState::Released)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_guard_member_makes_a_guard() {
+        let text = "struct Outer { struct Inner { py::gil_scoped_release r; int n; }; };\n\
+                    struct WithOptional { std::optional<py::gil_scoped_release> r; };";
+        assert_eq!(
+            guards(&[text]),
+            [
+                ("Inner".to_string(), GilState::Released),
+                ("Outer::Inner".to_string(), GilState::Released)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_class_that_gives_the_gil_back_before_its_constructor_returns_is_not_a_guard() {
+        let text = "struct Counted { Counted(PyObject *o) { auto s = PyGILState_Ensure();\n\
+                    Py_INCREF(o); PyGILState_Release(s); }\n\
+                    ~Counted() { auto s = PyGILState_Ensure(); PyGILState_Release(s); } };\n\
+                    struct OnlyCtor { OnlyCtor() { PyGILState_Ensure(); } };";
+        assert_eq!(guards(&[text]), []);
+    }
+
+    #[test]
+    fn unclosed_constructor_heads_are_read_in_bounded_steps() {
+        let text = format!(
+            "PyGILState_Ensure struct X {{ {} }};",
+            "X() X(".repeat(20_000)
+        );
+        assert_eq!(guards(&[&text]), []);
+    }
+}
