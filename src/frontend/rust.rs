@@ -41,6 +41,7 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
         shared_usings: SharedNames::default(),
         statics: FxHashMap::default(),
         field_types: FxHashMap::default(),
+        python_classes: FxHashSet::default(),
         frames: Vec::new(),
     };
     walker.collect_declarations(&file.items);
@@ -171,6 +172,29 @@ fn guard_call(expr: &Expr) -> Option<&syn::ExprMethodCall> {
     }
 }
 
+/// The root of a field access: `self` for `self.inner.state`.
+fn field_root(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Field(f) => field_root(&f.base),
+        Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+        Expr::Reference(r) => field_root(&r.expr),
+        Expr::Paren(p) => field_root(&p.expr),
+        Expr::Unary(u) => field_root(&u.expr),
+        _ => None,
+    }
+}
+
+/// The Python objects a function borrows exclusively from PyO3 (`&mut self` of a Python class's
+/// method, a `PyRefMut` parameter): while it runs, every other call on those objects fails the
+/// borrow check rather than waits, so a lock owned by one of them is the function's alone.
+#[derive(Clone)]
+struct ExclusiveBorrow {
+    /// The function that holds the borrow, to name the locks it owns.
+    borrower: String,
+    /// The names the objects are reached by.
+    names: FxHashSet<String>,
+}
+
 /// What a name in a function stands for.
 #[derive(Clone)]
 enum Local {
@@ -201,6 +225,8 @@ struct Frame {
     binding_thread: Option<String>,
     /// Parameters whose type is callable (`F: FnOnce()`, `impl Fn()`, `&dyn Fn()`).
     callable_params: FxHashSet<String>,
+    /// The Python objects borrowed exclusively by this function (or the one a closure is in).
+    exclusive: Option<ExclusiveBorrow>,
     /// A statement using a parallel iterator: closures before this offset run on the pool,
     /// holding this thread lock.
     parallel: Option<(u32, String)>,
@@ -230,6 +256,8 @@ struct Walker<'k> {
     shared_usings: SharedNames,
     statics: FxHashMap<String, Static>,
     field_types: FxHashMap<String, String>,
+    /// Types that are Python classes: a `#[pyclass]` struct or the type of a `#[pymethods]` impl.
+    python_classes: FxHashSet<String>,
     frames: Vec<Frame>,
 }
 
@@ -244,11 +272,17 @@ impl Walker<'_> {
                     }
                 }
                 Item::Struct(s) => {
+                    if self.has_attribute(&s.attrs, &self.k.rust.class_attributes) {
+                        self.python_classes.insert(s.ident.to_string());
+                    }
                     for field in &s.fields {
                         if let (Some(name), Some(ty)) = (&field.ident, type_name(&field.ty)) {
                             self.field_types.insert(name.to_string(), ty);
                         }
                     }
+                }
+                Item::Impl(i) if self.has_attribute(&i.attrs, &self.k.rust.impl_attributes) => {
+                    self.python_classes.extend(type_name(&i.self_ty));
                 }
                 Item::Mod(m) => {
                     if let Some((_, items)) = &m.content {
@@ -440,6 +474,7 @@ impl Walker<'_> {
         let id = self.new_function(name, qualname, kind, sig.ident.span(), arity);
         self.model.functions[id].extern_c = sig.abi.is_some();
         let mut frame = self.frame(id, block.span());
+        frame.exclusive = self.exclusive_borrow(sig, &params, id);
         let callable = callable_type_parameters(sig);
         for (index, param) in params.iter().enumerate() {
             if let Pat::Ident(ident) = &*param.pat {
@@ -461,6 +496,46 @@ impl Walker<'_> {
         id
     }
 
+    /// The objects `sig` borrows exclusively from PyO3: `self` for a `&mut self` (or
+    /// `self: PyRefMut<Self>`) method of a Python class, and its `PyRefMut` parameters. (PyO3
+    /// rejects `&mut self` on a frozen class.)
+    fn exclusive_borrow(
+        &self,
+        sig: &syn::Signature,
+        params: &[&syn::PatType],
+        id: FnId,
+    ) -> Option<ExclusiveBorrow> {
+        let exclusive_type = |ty: &Type| {
+            type_name(ty).is_some_and(|t| self.k.rust.exclusive_borrow_types.contains(&t))
+        };
+        let mut names: FxHashSet<String> = params
+            .iter()
+            .filter(|p| exclusive_type(&p.ty))
+            .filter_map(|p| match &*p.pat {
+                Pat::Ident(ident) => Some(ident.ident.to_string()),
+                _ => None,
+            })
+            .collect();
+        let python_class = self
+            .self_type
+            .as_ref()
+            .is_some_and(|ty| self.python_classes.contains(ty));
+        if let Some(receiver) = sig.receiver()
+            && python_class
+            && match &receiver.kind {
+                syn::ReceiverKind::Reference(_, _, mutability) => mutability.is_some(),
+                syn::ReceiverKind::Typed(_, ty) => exclusive_type(ty),
+                _ => false,
+            }
+        {
+            names.insert("self".to_string());
+        }
+        (!names.is_empty()).then(|| ExclusiveBorrow {
+            borrower: self.model.functions[id].qualname.clone(),
+            names,
+        })
+    }
+
     fn frame(&self, id: FnId, body: SynSpan) -> Frame {
         let body = span_of(body);
         Frame {
@@ -473,6 +548,7 @@ impl Walker<'_> {
             binding_thread: None,
             parallel: None,
             callable_params: FxHashSet::default(),
+            exclusive: None,
             closures: 0,
             body_start: body.start,
         }
@@ -562,6 +638,7 @@ impl Walker<'_> {
             frame.locals = parent.locals.clone();
             frame.types = parent.types.clone();
             frame.callable_params = parent.callable_params.clone();
+            frame.exclusive = parent.exclusive.clone();
         }
         self.frames.push(frame);
         self.visit_expr(&closure.body);
@@ -761,6 +838,9 @@ impl Walker<'_> {
         let rust = &self.k.rust;
         let receiver = receiver_name(&call.receiver).unwrap_or_else(|| "_".to_string());
         let receiver_type = self.type_of(&call.receiver);
+        let borrowed = self.borrowed_lock(&call.receiver, &receiver);
+        let contended = borrowed.is_none();
+        let lock = borrowed.unwrap_or_else(|| self.lock_name(&receiver));
         let span = span_of(call.method.span());
         let args_span = span_of(call.paren_token.span.join());
         // `cell.get_or_init(|| ...)`: the closure runs holding the cell's lock. A GIL-only cell
@@ -771,11 +851,11 @@ impl Walker<'_> {
         if (rust.once_methods.contains(&method) && !gil_cell)
             || rust.detached_once_methods.contains(&method)
         {
-            let waits = !rust.detached_once_methods.contains(&method);
+            let waits = contended && !rust.detached_once_methods.contains(&method);
             self.push_region(LockRegion {
                 span,
                 kind: LockKind::Once,
-                lock: self.lock_name(&receiver),
+                lock: lock.clone(),
                 scope: args_span.start..args_span.end,
                 waits,
             });
@@ -804,9 +884,9 @@ impl Walker<'_> {
             let region = self.push_region(LockRegion {
                 span,
                 kind,
-                lock: self.lock_name(&receiver),
+                lock: lock.clone(),
                 scope: span.start..end,
-                waits: is_mutex,
+                waits: is_mutex && contended,
             });
             if let (Some(name), Some(region), Some(frame)) = (guard, region, self.frames.last_mut())
             {
@@ -820,7 +900,7 @@ impl Walker<'_> {
             .is_some_and(|t| rust.condvar_types.contains(t))
         {
             let (scope, waits) = if rust.condvar_wait_methods.contains(&method) {
-                (span.start..span.start, true)
+                (span.start..span.start, contended)
             } else if rust.condvar_notify_methods.contains(&method) {
                 (
                     self.frames.last().map_or(0, |f| f.body_start)..span.start,
@@ -832,7 +912,7 @@ impl Walker<'_> {
             self.push_region(LockRegion {
                 span,
                 kind: LockKind::Condvar,
-                lock: self.lock_name(&receiver),
+                lock: lock.clone(),
                 scope,
                 waits,
             });
@@ -854,6 +934,16 @@ impl Walker<'_> {
             return false;
         }
         false
+    }
+
+    /// A lock that is a field of an object borrowed exclusively (see [`ExclusiveBorrow`]): named
+    /// by the borrowing function. Nothing outside the borrow can hold it or wait for it, and
+    /// within it the borrowing thread waits for nobody (it would wait for itself).
+    fn borrowed_lock(&self, receiver_expr: &Expr, receiver: &str) -> Option<String> {
+        let borrow = self.frames.last()?.exclusive.as_ref()?;
+        let root = field_root(receiver_expr)?;
+        (matches!(receiver_expr, Expr::Field(_)) && borrow.names.contains(&root))
+            .then(|| format!("{}::{root}.{receiver}", borrow.borrower))
     }
 
     /// Statics are shared by name across the module; locals are qualified by their function.

@@ -53,6 +53,10 @@ struct Bindings {
     function_attributes: Vec<String>,
     #[serde(default)]
     impl_attributes: Vec<String>,
+    #[serde(default)]
+    class_attributes: Vec<String>,
+    #[serde(default)]
+    exclusive_borrow_types: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -107,6 +111,8 @@ pub struct RustKnowledge {
     pub methods_running_code: HashSet<String>,
     pub function_attributes: HashSet<String>,
     pub impl_attributes: HashSet<String>,
+    pub class_attributes: HashSet<String>,
+    pub exclusive_borrow_types: HashSet<String>,
     pub once_methods: HashSet<String>,
     pub detached_once_methods: HashSet<String>,
     pub gil_cells: HashSet<String>,
@@ -127,7 +133,7 @@ pub struct RustKnowledge {
 
 impl RustKnowledge {
     pub(super) fn add(&mut self, file: RustFile) {
-        let pairs: [(&mut HashSet<String>, Vec<String>); 23] = [
+        let pairs: [(&mut HashSet<String>, Vec<String>); 25] = [
             (&mut self.release_closures, file.gil.release_closures),
             (&mut self.acquire_closures, file.gil.acquire_closures),
             (&mut self.acquire_calls, file.gil.acquire_calls),
@@ -141,6 +147,11 @@ impl RustKnowledge {
                 file.bindings.function_attributes,
             ),
             (&mut self.impl_attributes, file.bindings.impl_attributes),
+            (&mut self.class_attributes, file.bindings.class_attributes),
+            (
+                &mut self.exclusive_borrow_types,
+                file.bindings.exclusive_borrow_types,
+            ),
             (&mut self.once_methods, file.locks.once_methods),
             (
                 &mut self.detached_once_methods,
