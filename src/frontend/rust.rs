@@ -42,6 +42,7 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
         statics: FxHashMap::default(),
         field_types: FxHashMap::default(),
         python_classes: FxHashSet::default(),
+        declared_types: FxHashSet::default(),
         frames: Vec::new(),
     };
     walker.collect_declarations(&file.items);
@@ -125,7 +126,7 @@ fn type_name(ty: &Type) -> Option<String> {
         Type::Path(p) => {
             let last = p.path.segments.last()?;
             let name = last.ident.to_string();
-            if matches!(name.as_str(), "Arc" | "Rc" | "Box" | "Pin")
+            if WRAPPER_TYPES.contains(&name.as_str())
                 && let syn::PathArguments::AngleBracketed(args) = &last.arguments
                 && let Some(syn::GenericArgument::Type(inner)) = args.args.first()
             {
@@ -133,6 +134,33 @@ fn type_name(ty: &Type) -> Option<String> {
             }
             Some(name)
         }
+        _ => None,
+    }
+}
+
+/// Types that hold another one (`Arc<T>`): a value made by their constructor says nothing of `T`.
+const WRAPPER_TYPES: &[&str] = &["Arc", "Rc", "Box", "Pin"];
+
+/// The type of a value built in place: a struct literal `T { .. }`, or `T::new(..)` /
+/// `T::default()`.
+fn constructed_type(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Struct(s) => s.path.segments.last().map(|s| s.ident.to_string()),
+        Expr::Call(call) => {
+            let Expr::Path(func) = &*call.func else {
+                return None;
+            };
+            let segments = &func.path.segments;
+            let (ty, constructor) = match segments.len() {
+                0 | 1 => return None,
+                n => (segments[n - 2].ident.to_string(), &segments[n - 1].ident),
+            };
+            (matches!(constructor.to_string().as_str(), "new" | "default")
+                && ty.starts_with(|c: char| c.is_ascii_uppercase())
+                && !WRAPPER_TYPES.contains(&ty.as_str()))
+            .then_some(ty)
+        }
+        Expr::Paren(p) => constructed_type(&p.expr),
         _ => None,
     }
 }
@@ -258,6 +286,8 @@ struct Walker<'k> {
     field_types: FxHashMap<String, String>,
     /// Types that are Python classes: a `#[pyclass]` struct or the type of a `#[pymethods]` impl.
     python_classes: FxHashSet<String>,
+    /// The structs and enums the file declares.
+    declared_types: FxHashSet<String>,
     frames: Vec<Frame>,
 }
 
@@ -271,7 +301,11 @@ impl Walker<'_> {
                         self.statics.insert(s.ident.to_string(), Static::Typed(ty));
                     }
                 }
+                Item::Enum(e) => {
+                    self.declared_types.insert(e.ident.to_string());
+                }
                 Item::Struct(s) => {
+                    self.declared_types.insert(s.ident.to_string());
                     if self.has_attribute(&s.attrs, &self.k.rust.class_attributes) {
                         self.python_classes.insert(s.ident.to_string());
                     }
@@ -731,8 +765,27 @@ impl Walker<'_> {
         format!("{owner}::{name}")
     }
 
-    /// The declared type of a receiver: a `let`, a parameter, a field, or a static.
+    /// Whether values of type `ty` are Python objects: a type of the knowledge, or PyO3's naming
+    /// (`PyDict`) for a type the file does not declare itself.
+    fn is_python_type(&self, ty: &str) -> bool {
+        self.k.rust.python_types.contains(ty)
+            || (ty
+                .strip_prefix("Py")
+                .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()))
+                && !self.declared_types.contains(ty))
+    }
+
+    /// The declared type of a receiver: a `let`, a parameter, a field, or a static; `self`; a
+    /// value built in place.
     fn type_of(&self, receiver: &Expr) -> Option<String> {
+        if let Some(ty) = constructed_type(receiver) {
+            return Some(ty);
+        }
+        if let Expr::Path(p) = receiver
+            && p.path.is_ident("self")
+        {
+            return self.self_type.clone();
+        }
         let name = receiver_name(receiver)?;
         let frame = self.frames.last();
         frame
@@ -1119,8 +1172,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             },
             _ => None,
         };
-        if let (Pat::Type(t), Some(name)) = (&local.pat, &name)
-            && let Some(ty) = type_name(&t.ty)
+        let declared = match &local.pat {
+            Pat::Type(t) => type_name(&t.ty),
+            _ => local.init.as_ref().and_then(|i| constructed_type(&i.expr)),
+        };
+        if let (Some(ty), Some(name)) = (declared, &name)
             && let Some(frame) = self.frames.last_mut()
         {
             frame.types.insert(name.clone(), ty);
@@ -1392,7 +1448,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         // `int`: no Python code runs.
         let literal_key =
             method.ends_with("_item") && matches!(call.args.first(), Some(Expr::Lit(_)));
-        if rust.methods_running_code.contains(&method) && !literal_key {
+        // A Rust type's own method of that name is not Python.
+        let rust_receiver = self
+            .type_of(&call.receiver)
+            .is_some_and(|ty| !self.is_python_type(&ty));
+        if rust.methods_running_code.contains(&method) && !literal_key && !rust_receiver {
             self.push_use(
                 call.method.span(),
                 format!("`.{method}()` is called"),

@@ -43,6 +43,8 @@ struct PythonApi {
     #[serde(default)]
     ffi_modules: Vec<String>,
     #[serde(default)]
+    python_types: Vec<String>,
+    #[serde(default)]
     methods_running_code: Vec<String>,
 }
 
@@ -108,6 +110,7 @@ pub struct RustKnowledge {
     pub acquire_closures: HashSet<String>,
     pub acquire_calls: HashSet<String>,
     pub ffi_modules: HashSet<String>,
+    pub python_types: HashSet<String>,
     pub methods_running_code: HashSet<String>,
     pub function_attributes: HashSet<String>,
     pub impl_attributes: HashSet<String>,
@@ -133,11 +136,12 @@ pub struct RustKnowledge {
 
 impl RustKnowledge {
     pub(super) fn add(&mut self, file: RustFile) {
-        let pairs: [(&mut HashSet<String>, Vec<String>); 25] = [
+        let pairs: [(&mut HashSet<String>, Vec<String>); 26] = [
             (&mut self.release_closures, file.gil.release_closures),
             (&mut self.acquire_closures, file.gil.acquire_closures),
             (&mut self.acquire_calls, file.gil.acquire_calls),
             (&mut self.ffi_modules, file.python_api.ffi_modules),
+            (&mut self.python_types, file.python_api.python_types),
             (
                 &mut self.methods_running_code,
                 file.python_api.methods_running_code,
