@@ -165,6 +165,16 @@ fn constructed_type(expr: &Expr) -> Option<String> {
     }
 }
 
+/// An expression without the references, parentheses and dereferences around it.
+fn unwrapped(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Reference(r) => unwrapped(&r.expr),
+        Expr::Paren(p) => unwrapped(&p.expr),
+        Expr::Unary(u) => unwrapped(&u.expr),
+        other => other,
+    }
+}
+
 /// `x`, `self.x`, `Self::X`, `crate::X`: the name a receiver is known by.
 fn receiver_name(expr: &Expr) -> Option<String> {
     match expr {
@@ -283,7 +293,8 @@ struct Walker<'k> {
     shared_scope: SharedNames,
     shared_usings: SharedNames,
     statics: FxHashMap<String, Static>,
-    field_types: FxHashMap<String, String>,
+    /// Field name -> the structs declaring it, with its type in each.
+    field_types: FxHashMap<String, Vec<(String, String)>>,
     /// Types that are Python classes: a `#[pyclass]` struct or the type of a `#[pymethods]` impl.
     python_classes: FxHashSet<String>,
     /// The structs and enums the file declares.
@@ -311,7 +322,10 @@ impl Walker<'_> {
                     }
                     for field in &s.fields {
                         if let (Some(name), Some(ty)) = (&field.ident, type_name(&field.ty)) {
-                            self.field_types.insert(name.to_string(), ty);
+                            self.field_types
+                                .entry(name.to_string())
+                                .or_default()
+                                .push((s.ident.to_string(), ty));
                         }
                     }
                 }
@@ -786,15 +800,23 @@ impl Walker<'_> {
         {
             return self.self_type.clone();
         }
+        if let Expr::Field(field) = unwrapped(receiver) {
+            let syn::Member::Named(name) = &field.member else {
+                return None;
+            };
+            // The field of the owner's type, or of any struct when the owner is not known.
+            let declared = self.field_types.get(&name.to_string())?;
+            let owner = self.type_of(&field.base);
+            return declared
+                .iter()
+                .find(|(struct_name, _)| Some(struct_name) == owner.as_ref())
+                .or(declared.last())
+                .map(|(_, ty)| ty.clone());
+        }
         let name = receiver_name(receiver)?;
         let frame = self.frames.last();
         frame
             .and_then(|f| f.types.get(&name).cloned())
-            .or_else(|| {
-                matches!(receiver, Expr::Field(_))
-                    .then(|| self.field_types.get(&name).cloned())
-                    .flatten()
-            })
             .or_else(|| match self.statics.get(&name) {
                 Some(Static::Typed(ty)) => Some(ty.clone()),
                 _ => None,
@@ -893,7 +915,7 @@ impl Walker<'_> {
         let receiver_type = self.type_of(&call.receiver);
         let borrowed = self.borrowed_lock(&call.receiver, &receiver);
         let contended = borrowed.is_none();
-        let lock = borrowed.unwrap_or_else(|| self.lock_name(&receiver));
+        let lock = borrowed.unwrap_or_else(|| self.lock_name(&call.receiver, &receiver));
         let span = span_of(call.method.span());
         let args_span = span_of(call.paren_token.span.join());
         // `cell.get_or_init(|| ...)`: the closure runs holding the cell's lock. A GIL-only cell
@@ -999,8 +1021,16 @@ impl Walker<'_> {
             .then(|| format!("{}::{root}.{receiver}", borrow.borrower))
     }
 
-    /// Statics are shared by name across the module; locals are qualified by their function.
-    fn lock_name(&self, receiver: &str) -> String {
+    /// Statics are shared by name across the module; locals are qualified by their function; a
+    /// field is named with its owner's type when that is known (`Protocol.tx`: another type's
+    /// `tx` is another lock).
+    fn lock_name(&self, receiver_expr: &Expr, receiver: &str) -> String {
+        if let Expr::Field(field) = unwrapped(receiver_expr) {
+            return match self.type_of(&field.base) {
+                Some(owner) => format!("{owner}.{receiver}"),
+                None => receiver.to_string(),
+            };
+        }
         let local = self
             .frames
             .last()
