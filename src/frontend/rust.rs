@@ -43,6 +43,7 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
         field_types: FxHashMap::default(),
         python_classes: FxHashSet::default(),
         declared_types: FxHashSet::default(),
+        guard_functions: FxHashMap::default(),
         frames: Vec::new(),
     };
     walker.collect_declarations(&file.items);
@@ -190,11 +191,11 @@ fn receiver_name(expr: &Expr) -> Option<String> {
     }
 }
 
-/// The method call whose value a `let` initialiser binds, looking through what passes a lock's
-/// guard on (`.unwrap()`, `.expect(..)`, `.unwrap_or_else(..)`, `.map_err(..)`, `.ok()`, `?`):
+/// The call whose value a `let` initialiser binds, looking through what passes a lock's guard on
+/// (`.unwrap()`, `.expect(..)`, `.unwrap_or_else(..)`, `.map_err(..)`, `.ok()`, `?`, `Ok(..)`):
 /// `m.lock().unwrap()` -> `m.lock()`. In `m.lock().unwrap().len()` it is `.len()`: the guard is a
 /// temporary, dropped at the end of the statement.
-fn guard_call(expr: &Expr) -> Option<&syn::ExprMethodCall> {
+fn guard_call(expr: &Expr) -> Option<&Expr> {
     match expr {
         Expr::MethodCall(m)
             if matches!(
@@ -205,9 +206,41 @@ fn guard_call(expr: &Expr) -> Option<&syn::ExprMethodCall> {
             guard_call(&m.receiver)
         }
         Expr::Try(t) => guard_call(&t.expr),
-        Expr::MethodCall(m) => Some(m),
+        Expr::Call(c)
+            if c.args.len() == 1
+                && matches!(&*c.func, Expr::Path(p) if p.path.is_ident("Ok") || p.path.is_ident("Some")) =>
+        {
+            guard_call(&c.args[0])
+        }
+        Expr::MethodCall(_) | Expr::Call(_) => Some(expr),
         _ => None,
     }
+}
+
+/// Where a call's value comes from: its method's name, or its function's path.
+fn call_position(call: &Expr) -> Option<u32> {
+    match call {
+        Expr::MethodCall(m) => Some(span_of(m.method.span()).start),
+        Expr::Call(c) => Some(span_of(c.func.span()).start),
+        _ => None,
+    }
+}
+
+/// Whether `ty` is a lock's guard, or a `Result`, `PyResult`, `LockResult` or `Option` of one.
+fn is_guard_type(ty: &Type, guards: &HashSet<String>) -> bool {
+    let Type::Path(p) = ty else { return false };
+    let Some(last) = p.path.segments.last() else {
+        return false;
+    };
+    let name = last.ident.to_string();
+    if guards.contains(&name) {
+        return true;
+    }
+    matches!(
+        name.as_str(),
+        "Result" | "PyResult" | "LockResult" | "Option"
+    ) && matches!(&last.arguments, syn::PathArguments::AngleBracketed(args)
+            if matches!(args.args.first(), Some(syn::GenericArgument::Type(inner)) if is_guard_type(inner, guards)))
 }
 
 /// The root of a field access: `self` for `self.inner.state`.
@@ -299,6 +332,8 @@ struct Walker<'k> {
     python_classes: FxHashSet<String>,
     /// The structs and enums the file declares.
     declared_types: FxHashSet<String>,
+    /// Functions that return a held lock's guard (`log`, `Table::rows`), with that lock.
+    guard_functions: FxHashMap<String, (LockKind, String)>,
     frames: Vec<Frame>,
 }
 
@@ -329,8 +364,19 @@ impl Walker<'_> {
                         }
                     }
                 }
-                Item::Impl(i) if self.has_attribute(&i.attrs, &self.k.rust.impl_attributes) => {
-                    self.python_classes.extend(type_name(&i.self_ty));
+                Item::Fn(f) => self.guard_function(&f.sig, &f.block),
+                Item::Impl(i) => {
+                    let ty = type_name(&i.self_ty);
+                    if self.has_attribute(&i.attrs, &self.k.rust.impl_attributes) {
+                        self.python_classes.extend(ty.clone());
+                    }
+                    let saved = std::mem::replace(&mut self.self_type, ty);
+                    for item in &i.items {
+                        if let ImplItem::Fn(m) = item {
+                            self.guard_function(&m.sig, &m.block);
+                        }
+                    }
+                    self.self_type = saved;
                 }
                 Item::Mod(m) => {
                     if let Some((_, items)) = &m.content {
@@ -340,6 +386,41 @@ impl Walker<'_> {
                 _ => {}
             }
         }
+    }
+
+    /// A function declared to return a guard, whose value is a lock call on a static or a field:
+    /// its callers hold that lock (see [`Self::guard_function_call`]).
+    fn guard_function(&mut self, sig: &syn::Signature, block: &syn::Block) {
+        let syn::ReturnType::Type(_, ty) = &sig.output else {
+            return;
+        };
+        if !is_guard_type(ty, &self.k.rust.guard_types) {
+            return;
+        }
+        let Some(syn::Stmt::Expr(tail, None)) = block.stmts.last() else {
+            return;
+        };
+        let Some(Expr::MethodCall(lock_call)) = guard_call(tail) else {
+            return;
+        };
+        let method = lock_call.method.to_string();
+        if !self.k.rust.mutex_methods.contains(&method) {
+            return;
+        }
+        let Some(receiver) = receiver_name(&lock_call.receiver) else {
+            return;
+        };
+        let kind = if method.starts_with("read") {
+            LockKind::SharedRead
+        } else {
+            LockKind::Mutex
+        };
+        let lock = self.lock_name(&lock_call.receiver, &receiver);
+        let name = match &self.self_type {
+            Some(ty) => format!("{ty}::{}", sig.ident),
+            None => sig.ident.to_string(),
+        };
+        self.guard_functions.insert(name, (kind, lock));
     }
 
     fn items(&mut self, items: &[Item]) {
@@ -942,32 +1023,12 @@ impl Walker<'_> {
                     .as_ref()
                     .is_some_and(|t| rust.mutex_types.contains(t)));
         if is_mutex || rust.detached_mutex_methods.contains(&method) {
-            let frame = self.frames.last();
-            let guard = frame
-                .and_then(|f| f.binding_guard.clone())
-                .filter(|&(_, at)| at == span.start)
-                .map(|(name, _)| name);
-            let end = match guard {
-                Some(_) => self.block_end(),
-                None => frame.map_or(u32::MAX, |f| f.statement_end),
-            };
             let kind = if method.starts_with("read") {
                 LockKind::SharedRead
             } else {
                 LockKind::Mutex
             };
-            let region = self.push_region(LockRegion {
-                span,
-                kind,
-                lock: lock.clone(),
-                scope: span.start..end,
-                waits: is_mutex && contended,
-            });
-            if let (Some(name), Some(region), Some(frame)) = (guard, region, self.frames.last_mut())
-            {
-                frame.locals.insert(name, Local::Guard(region));
-                frame.binding_guard = None;
-            }
+            self.push_guard(span, kind, lock, is_mutex && contended);
             return false;
         }
         if receiver_type
@@ -1009,6 +1070,55 @@ impl Walker<'_> {
             return false;
         }
         false
+    }
+
+    /// A guard taken at `span`: held to the end of the block when a `let` binds it, to the end of
+    /// the statement when it is a temporary.
+    fn push_guard(&mut self, span: Span, kind: LockKind, lock: String, waits: bool) {
+        let frame = self.frames.last();
+        let guard = frame
+            .and_then(|f| f.binding_guard.clone())
+            .filter(|&(_, at)| at == span.start)
+            .map(|(name, _)| name);
+        let end = match guard {
+            Some(_) => self.block_end(),
+            None => frame.map_or(u32::MAX, |f| f.statement_end),
+        };
+        let region = self.push_region(LockRegion {
+            span,
+            kind,
+            lock,
+            scope: span.start..end,
+            waits,
+        });
+        if let (Some(name), Some(region), Some(frame)) = (guard, region, self.frames.last_mut()) {
+            frame.locals.insert(name, Local::Guard(region));
+            frame.binding_guard = None;
+        }
+    }
+
+    /// A call of a function that returns a held guard (see [`Self::guard_function`]): the caller
+    /// holds its lock from the call on. The wait is the function's own.
+    fn guard_function_call(&mut self, at: SynSpan, function: &str) {
+        if let Some((kind, lock)) = self.guard_functions.get(function).cloned() {
+            self.push_guard(span_of(at), kind, lock, false);
+        }
+    }
+
+    /// Temporaries of a call's arguments live to the end of its statement: a lock they take is
+    /// held by the call too (`off_gil(py, LOG.lock().unwrap().len())`).
+    fn hold_argument_temporaries(&mut self, call_start: u32, regions_before: usize, args_end: u32) {
+        if let Some(f) = self.current() {
+            for region in f.lock_regions.iter_mut().skip(regions_before) {
+                if region.scope.end >= args_end && region.scope.start > call_start {
+                    region.scope.start = call_start;
+                }
+            }
+        }
+    }
+
+    fn region_count(&mut self) -> usize {
+        self.current().map_or(0, |f| f.lock_regions.len())
     }
 
     /// A lock that is a field of an object borrowed exclusively (see [`ExclusiveBorrow`]): named
@@ -1222,8 +1332,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             }
             (expr, Some(name)) => {
                 if let Some(frame) = self.frames.last_mut() {
-                    if let Some(call) = guard_call(expr) {
-                        let at = span_of(call.method.span()).start;
+                    if let Some(at) = guard_call(expr).and_then(call_position) {
                         frame.binding_guard = Some((name.clone(), at));
                     }
                     frame.binding_thread = Some(name.clone());
@@ -1431,9 +1540,14 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 receiver: Receiver::None,
             },
         };
+        if segments.len() == 1 {
+            self.guard_function_call(func.span(), &written);
+        }
         self.push_call(func.span(), target, call.args.len() as u32, None);
         let index = self.last_call_index();
+        let regions = self.region_count();
         self.visit_arguments(call.args.iter(), index);
+        self.hold_argument_temporaries(span_of(func.span()).start, regions, args_span.end);
     }
 
     fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
@@ -1502,13 +1616,20 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 None => return self.visit_arguments(call.args.iter(), None),
             },
         };
+        if receiver == Receiver::This
+            && let Some(ty) = self.self_type.clone()
+        {
+            self.guard_function_call(call.method.span(), &format!("{ty}::{method}"));
+        }
         let target = CallTarget::Named {
             path: method.into(),
             receiver,
         };
         self.push_call(call.method.span(), target, call.args.len() as u32, None);
         let index = self.last_call_index();
+        let regions = self.region_count();
         self.visit_arguments(call.args.iter(), index);
+        self.hold_argument_temporaries(span_of(call.method.span()).start, regions, args_span.end);
     }
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {

@@ -79,6 +79,8 @@ struct Locks {
     #[serde(default)]
     mutex_types: Vec<String>,
     #[serde(default)]
+    guard_types: Vec<String>,
+    #[serde(default)]
     detached_mutex_methods: Vec<String>,
 }
 
@@ -123,6 +125,7 @@ pub struct RustKnowledge {
     pub lazy_macros: HashSet<String>,
     pub mutex_methods: HashSet<String>,
     pub mutex_types: HashSet<String>,
+    pub guard_types: HashSet<String>,
     pub detached_mutex_methods: HashSet<String>,
     pub spawn_calls: HashSet<String>,
     pub join_methods: HashSet<String>,
@@ -136,7 +139,7 @@ pub struct RustKnowledge {
 
 impl RustKnowledge {
     pub(super) fn add(&mut self, file: RustFile) {
-        let pairs: [(&mut HashSet<String>, Vec<String>); 26] = [
+        let pairs: [(&mut HashSet<String>, Vec<String>); 27] = [
             (&mut self.release_closures, file.gil.release_closures),
             (&mut self.acquire_closures, file.gil.acquire_closures),
             (&mut self.acquire_calls, file.gil.acquire_calls),
@@ -166,6 +169,7 @@ impl RustKnowledge {
             (&mut self.lazy_macros, file.locks.lazy_macros),
             (&mut self.mutex_methods, file.locks.mutex_methods),
             (&mut self.mutex_types, file.locks.mutex_types),
+            (&mut self.guard_types, file.locks.guard_types),
             (
                 &mut self.detached_mutex_methods,
                 file.locks.detached_mutex_methods,
