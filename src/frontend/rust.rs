@@ -17,7 +17,7 @@ use syn::{Expr, FnArg, ImplItem, Item, Pat, Type};
 use crate::knowledge::Knowledge;
 use crate::model::{
     Binding, CallNote, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState,
-    GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span,
+    GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span, last_segment,
 };
 
 pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileModel, String> {
@@ -46,6 +46,7 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
         guard_functions: FxHashMap::default(),
         frames: Vec::new(),
     };
+    walker.crate_declarations();
     walker.collect_declarations(&file.items);
     walker.items(&file.items);
     let model = walker.model;
@@ -120,7 +121,7 @@ fn path_string(path: &syn::Path) -> String {
 
 /// The name a type is declared with, looking through references, smart pointers and cells:
 /// `&'static OnceLock<T>` -> `OnceLock`, `Arc<Mutex<T>>` -> `Mutex`.
-fn type_name(ty: &Type) -> Option<String> {
+pub(crate) fn type_name(ty: &Type) -> Option<String> {
     match ty {
         Type::Reference(r) => type_name(&r.elem),
         Type::Paren(p) => type_name(&p.elem),
@@ -139,8 +140,17 @@ fn type_name(ty: &Type) -> Option<String> {
     }
 }
 
-/// Types that hold another one (`Arc<T>`): a value made by their constructor says nothing of `T`.
-const WRAPPER_TYPES: &[&str] = &["Arc", "Rc", "Box", "Pin"];
+/// Types that hold another one (`Arc<T>`, `LazyLock<T>`): a value of theirs is used as a `T`, and
+/// one made by their constructor says nothing of `T`.
+const WRAPPER_TYPES: &[&str] = &["Arc", "Rc", "Box", "Pin", "Lazy", "LazyLock"];
+
+/// The last segment of a path type as written, wrappers included: `Lazy` for `Lazy<Mutex<T>>`.
+fn outer_type_name(ty: &Type) -> Option<String> {
+    match ty {
+        Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        _ => None,
+    }
+}
 
 /// The type of a value built in place: a struct literal `T { .. }`, or `T::new(..)` /
 /// `T::default()`.
@@ -310,7 +320,7 @@ struct Frame {
 enum Static {
     /// `static X: Lazy<T> = Lazy::new(|| ...)` or `lazy_static!`: using it may wait for the
     /// initialiser (a function of its own).
-    Lazy(FnId),
+    Lazy(FnId, Option<String>),
     /// Any other static, by its declared type name (`OnceLock`, `Mutex`, `GILOnceCell`).
     Typed(String),
 }
@@ -338,6 +348,23 @@ struct Walker<'k> {
 }
 
 impl Walker<'_> {
+    /// The struct fields and statics that the crate's other files declare (the file's own are
+    /// added after them and win).
+    fn crate_declarations(&mut self) {
+        let Some(types) = self.k.rust.crates.get(&self.krate) else {
+            return;
+        };
+        for (owner, field, ty) in &types.fields {
+            self.field_types
+                .entry(field.clone())
+                .or_default()
+                .push((owner.clone(), ty.clone()));
+        }
+        for (name, ty) in &types.statics {
+            self.statics.insert(name.clone(), Static::Typed(ty.clone()));
+        }
+    }
+
     /// Statics and struct fields first: functions use them before or after their declaration.
     fn collect_declarations(&mut self, items: &[Item]) {
         for item in items {
@@ -700,7 +727,7 @@ impl Walker<'_> {
     /// `static X: Lazy<T> = Lazy::new(|| init)`: the initialiser becomes a function that every
     /// use of `X` may run, holding `X`'s lock.
     fn lazy_static_item(&mut self, name: &syn::Ident, ty: &Type, expr: &Expr) {
-        let is_lazy = type_name(ty).is_some_and(|t| self.k.rust.lazy_types.contains(&t));
+        let is_lazy = outer_type_name(ty).is_some_and(|t| self.k.rust.lazy_types.contains(&t));
         let Expr::Call(call) = expr else { return };
         let Some(Expr::Closure(closure)) = call.args.first() else {
             return;
@@ -712,7 +739,8 @@ impl Walker<'_> {
             closure,
             &format!("{}::{name}::{{init}}", self.module.join("::")),
         );
-        self.statics.insert(name.to_string(), Static::Lazy(id));
+        self.statics
+            .insert(name.to_string(), Static::Lazy(id, type_name(ty)));
     }
 
     /// `lazy_static! { static ref X: T = expr; ... }`.
@@ -726,7 +754,7 @@ impl Walker<'_> {
         let Ok(entries) = m.mac.parse_body_with(parse_lazy_statics) else {
             return;
         };
-        for (name, expr) in entries {
+        for (name, ty, expr) in entries {
             let id = self.new_function(
                 "{init}".to_string(),
                 format!("{}::{name}::{{init}}", self.module.join("::")),
@@ -738,7 +766,8 @@ impl Walker<'_> {
             self.frames.push(frame);
             self.visit_expr(&expr);
             self.frames.pop();
-            self.statics.insert(name.to_string(), Static::Lazy(id));
+            self.statics
+                .insert(name.to_string(), Static::Lazy(id, type_name(&ty)));
         }
     }
 
@@ -896,12 +925,12 @@ impl Walker<'_> {
         }
         let name = receiver_name(receiver)?;
         let frame = self.frames.last();
-        frame
-            .and_then(|f| f.types.get(&name).cloned())
-            .or_else(|| match self.statics.get(&name) {
-                Some(Static::Typed(ty)) => Some(ty.clone()),
-                _ => None,
-            })
+        frame.and_then(|f| f.types.get(&name).cloned()).or_else(|| {
+            match self.statics.get(last_segment(&name))? {
+                Static::Typed(ty) | Static::Lazy(_, Some(ty)) => Some(ty.clone()),
+                Static::Lazy(_, None) => None,
+            }
+        })
     }
 
     /// Walks a closure that is an argument of the call just pushed (or of a construct that is not
@@ -1147,6 +1176,9 @@ impl Walker<'_> {
             .is_some_and(|f| f.types.contains_key(receiver) || f.locals.contains_key(receiver));
         if local {
             self.qualified(receiver)
+        } else if self.statics.contains_key(last_segment(receiver)) {
+            // A static is one lock however it is written (`crate::state::REGISTRY`).
+            last_segment(receiver).to_string()
         } else {
             receiver.to_string()
         }
@@ -1234,7 +1266,9 @@ fn is_callable(ty: &Type, callable: &FxHashSet<String>) -> bool {
 }
 
 /// The entries of a `lazy_static!` body: `[pub] static ref NAME: Type = expr;`.
-fn parse_lazy_statics(input: syn::parse::ParseStream) -> syn::Result<Vec<(syn::Ident, Expr)>> {
+fn parse_lazy_statics(
+    input: syn::parse::ParseStream,
+) -> syn::Result<Vec<(syn::Ident, Type, Expr)>> {
     let mut entries = Vec::new();
     while !input.is_empty() {
         let _attrs = input.call(syn::Attribute::parse_outer)?;
@@ -1243,11 +1277,11 @@ fn parse_lazy_statics(input: syn::parse::ParseStream) -> syn::Result<Vec<(syn::I
         input.parse::<syn::Token![ref]>()?;
         let name: syn::Ident = input.parse()?;
         input.parse::<syn::Token![:]>()?;
-        let _ty: Type = input.parse()?;
+        let ty: Type = input.parse()?;
         input.parse::<syn::Token![=]>()?;
         let expr: Expr = input.parse()?;
         input.parse::<syn::Token![;]>()?;
-        entries.push((name, expr));
+        entries.push((name, ty, expr));
     }
     Ok(entries)
 }
@@ -1392,7 +1426,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
     fn visit_expr_path(&mut self, path: &'ast syn::ExprPath) {
         let name = path_string(&path.path);
         // Using a lazy static may run its initialiser, holding its lock.
-        if let Some(Static::Lazy(init)) = self.statics.get(&name).cloned() {
+        if let Some(Static::Lazy(init, _)) = self.statics.get(&name).cloned() {
             let at = span_of(path.span());
             self.push_region(LockRegion {
                 span: at,

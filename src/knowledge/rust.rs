@@ -135,6 +135,8 @@ pub struct RustKnowledge {
     pub condvar_types: HashSet<String>,
     pub condvar_wait_methods: HashSet<String>,
     pub condvar_notify_methods: HashSet<String>,
+    /// The types each crate declares, by crate name (see [`CrateTypes`]).
+    pub crates: std::collections::HashMap<String, CrateTypes>,
 }
 
 impl RustKnowledge {
@@ -193,4 +195,15 @@ impl RustKnowledge {
             set.extend(names);
         }
     }
+}
+
+/// Types declared anywhere in one crate, gathered by a light scan of all its files before any is
+/// modelled: a `#[pymethods]` block or a function in one file uses the struct fields and statics
+/// of another.
+#[derive(Clone, Debug, Default)]
+pub struct CrateTypes {
+    /// `(struct, field, type name)`.
+    pub fields: Vec<(String, String, String)>,
+    /// `(static, type name)`.
+    pub statics: Vec<(String, String)>,
 }
