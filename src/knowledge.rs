@@ -11,6 +11,7 @@
 //! elided (where the file came from, [`crate::config`] decides).
 
 mod rust;
+pub use rust::CrateTypes;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
@@ -385,6 +386,15 @@ impl Knowledge {
                 .and_then(|rest| rest.chars().next())
                 .is_some_and(|c| c.is_ascii_uppercase() || c == '_')
         }) && !self.c_api_gil_free.contains(name)
+    }
+
+    /// Adds the types declared by each file of a Rust crate (see [`CrateTypes`]).
+    pub fn add_crate_types(&mut self, files: impl IntoIterator<Item = (String, CrateTypes)>) {
+        for (krate, types) in files {
+            let all = self.rust.crates.entry(krate).or_default();
+            all.fields.extend(types.fields);
+            all.statics.extend(types.statics);
+        }
     }
 
     /// Adds wrappers found in the analysed code: `(name, state its arguments run in)`.

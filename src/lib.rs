@@ -165,6 +165,18 @@ pub fn analyse_files_opts(
         .flat_map_iter(|text| frontend::cpp::wrapper_macros(text, &knowledge))
         .collect();
     knowledge.add_wrappers(wrappers);
+    // Rust struct fields and statics, crate by crate: a file uses those another declares.
+    let rust_types: Vec<(String, knowledge::CrateTypes)> = files
+        .par_iter()
+        .zip(&texts)
+        .filter(|((_, language), _)| *language == Language::Rust)
+        .filter_map(|((path, _), text)| Some((path, text.as_ref().ok()?)))
+        .map(|(path, text)| {
+            let (krate, _) = frontend::rust::module_path(path);
+            (krate, frontend::rust_scan::declared_types(text))
+        })
+        .collect();
+    knowledge.add_crate_types(rust_types);
     let scans = options
         .prefilter
         .then(|| prefilter::scan_files(files, &texts, &knowledge));

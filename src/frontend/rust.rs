@@ -17,7 +17,7 @@ use syn::{Expr, FnArg, ImplItem, Item, Pat, Type};
 use crate::knowledge::Knowledge;
 use crate::model::{
     Binding, CallNote, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState,
-    GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span,
+    GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span, last_segment,
 };
 
 pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileModel, String> {
@@ -41,8 +41,12 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
         shared_usings: SharedNames::default(),
         statics: FxHashMap::default(),
         field_types: FxHashMap::default(),
+        python_classes: FxHashSet::default(),
+        declared_types: FxHashSet::default(),
+        guard_functions: FxHashMap::default(),
         frames: Vec::new(),
     };
+    walker.crate_declarations();
     walker.collect_declarations(&file.items);
     walker.items(&file.items);
     let model = walker.model;
@@ -117,14 +121,14 @@ fn path_string(path: &syn::Path) -> String {
 
 /// The name a type is declared with, looking through references, smart pointers and cells:
 /// `&'static OnceLock<T>` -> `OnceLock`, `Arc<Mutex<T>>` -> `Mutex`.
-fn type_name(ty: &Type) -> Option<String> {
+pub(crate) fn type_name(ty: &Type) -> Option<String> {
     match ty {
         Type::Reference(r) => type_name(&r.elem),
         Type::Paren(p) => type_name(&p.elem),
         Type::Path(p) => {
             let last = p.path.segments.last()?;
             let name = last.ident.to_string();
-            if matches!(name.as_str(), "Arc" | "Rc" | "Box" | "Pin")
+            if WRAPPER_TYPES.contains(&name.as_str())
                 && let syn::PathArguments::AngleBracketed(args) = &last.arguments
                 && let Some(syn::GenericArgument::Type(inner)) = args.args.first()
             {
@@ -133,6 +137,52 @@ fn type_name(ty: &Type) -> Option<String> {
             Some(name)
         }
         _ => None,
+    }
+}
+
+/// Types that hold another one (`Arc<T>`, `LazyLock<T>`): a value of theirs is used as a `T`, and
+/// one made by their constructor says nothing of `T`.
+const WRAPPER_TYPES: &[&str] = &["Arc", "Rc", "Box", "Pin", "Lazy", "LazyLock"];
+
+/// The last segment of a path type as written, wrappers included: `Lazy` for `Lazy<Mutex<T>>`.
+fn outer_type_name(ty: &Type) -> Option<String> {
+    match ty {
+        Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        _ => None,
+    }
+}
+
+/// The type of a value built in place: a struct literal `T { .. }`, or `T::new(..)` /
+/// `T::default()`.
+fn constructed_type(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Struct(s) => s.path.segments.last().map(|s| s.ident.to_string()),
+        Expr::Call(call) => {
+            let Expr::Path(func) = &*call.func else {
+                return None;
+            };
+            let segments = &func.path.segments;
+            let (ty, constructor) = match segments.len() {
+                0 | 1 => return None,
+                n => (segments[n - 2].ident.to_string(), &segments[n - 1].ident),
+            };
+            (matches!(constructor.to_string().as_str(), "new" | "default")
+                && ty.starts_with(|c: char| c.is_ascii_uppercase())
+                && !WRAPPER_TYPES.contains(&ty.as_str()))
+            .then_some(ty)
+        }
+        Expr::Paren(p) => constructed_type(&p.expr),
+        _ => None,
+    }
+}
+
+/// An expression without the references, parentheses and dereferences around it.
+fn unwrapped(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Reference(r) => unwrapped(&r.expr),
+        Expr::Paren(p) => unwrapped(&p.expr),
+        Expr::Unary(u) => unwrapped(&u.expr),
+        other => other,
     }
 }
 
@@ -151,11 +201,11 @@ fn receiver_name(expr: &Expr) -> Option<String> {
     }
 }
 
-/// The method call whose value a `let` initialiser binds, looking through what passes a lock's
-/// guard on (`.unwrap()`, `.expect(..)`, `.unwrap_or_else(..)`, `.map_err(..)`, `.ok()`, `?`):
+/// The call whose value a `let` initialiser binds, looking through what passes a lock's guard on
+/// (`.unwrap()`, `.expect(..)`, `.unwrap_or_else(..)`, `.map_err(..)`, `.ok()`, `?`, `Ok(..)`):
 /// `m.lock().unwrap()` -> `m.lock()`. In `m.lock().unwrap().len()` it is `.len()`: the guard is a
 /// temporary, dropped at the end of the statement.
-fn guard_call(expr: &Expr) -> Option<&syn::ExprMethodCall> {
+fn guard_call(expr: &Expr) -> Option<&Expr> {
     match expr {
         Expr::MethodCall(m)
             if matches!(
@@ -166,9 +216,64 @@ fn guard_call(expr: &Expr) -> Option<&syn::ExprMethodCall> {
             guard_call(&m.receiver)
         }
         Expr::Try(t) => guard_call(&t.expr),
-        Expr::MethodCall(m) => Some(m),
+        Expr::Call(c)
+            if c.args.len() == 1
+                && matches!(&*c.func, Expr::Path(p) if p.path.is_ident("Ok") || p.path.is_ident("Some")) =>
+        {
+            guard_call(&c.args[0])
+        }
+        Expr::MethodCall(_) | Expr::Call(_) => Some(expr),
         _ => None,
     }
+}
+
+/// Where a call's value comes from: its method's name, or its function's path.
+fn call_position(call: &Expr) -> Option<u32> {
+    match call {
+        Expr::MethodCall(m) => Some(span_of(m.method.span()).start),
+        Expr::Call(c) => Some(span_of(c.func.span()).start),
+        _ => None,
+    }
+}
+
+/// Whether `ty` is a lock's guard, or a `Result`, `PyResult`, `LockResult` or `Option` of one.
+fn is_guard_type(ty: &Type, guards: &HashSet<String>) -> bool {
+    let Type::Path(p) = ty else { return false };
+    let Some(last) = p.path.segments.last() else {
+        return false;
+    };
+    let name = last.ident.to_string();
+    if guards.contains(&name) {
+        return true;
+    }
+    matches!(
+        name.as_str(),
+        "Result" | "PyResult" | "LockResult" | "Option"
+    ) && matches!(&last.arguments, syn::PathArguments::AngleBracketed(args)
+            if matches!(args.args.first(), Some(syn::GenericArgument::Type(inner)) if is_guard_type(inner, guards)))
+}
+
+/// The root of a field access: `self` for `self.inner.state`.
+fn field_root(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Field(f) => field_root(&f.base),
+        Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+        Expr::Reference(r) => field_root(&r.expr),
+        Expr::Paren(p) => field_root(&p.expr),
+        Expr::Unary(u) => field_root(&u.expr),
+        _ => None,
+    }
+}
+
+/// The Python objects a function borrows exclusively from PyO3 (`&mut self` of a Python class's
+/// method, a `PyRefMut` parameter): while it runs, every other call on those objects fails the
+/// borrow check rather than waits, so a lock owned by one of them is the function's alone.
+#[derive(Clone)]
+struct ExclusiveBorrow {
+    /// The function that holds the borrow, to name the locks it owns.
+    borrower: String,
+    /// The names the objects are reached by.
+    names: FxHashSet<String>,
 }
 
 /// What a name in a function stands for.
@@ -201,6 +306,8 @@ struct Frame {
     binding_thread: Option<String>,
     /// Parameters whose type is callable (`F: FnOnce()`, `impl Fn()`, `&dyn Fn()`).
     callable_params: FxHashSet<String>,
+    /// The Python objects borrowed exclusively by this function (or the one a closure is in).
+    exclusive: Option<ExclusiveBorrow>,
     /// A statement using a parallel iterator: closures before this offset run on the pool,
     /// holding this thread lock.
     parallel: Option<(u32, String)>,
@@ -213,7 +320,7 @@ struct Frame {
 enum Static {
     /// `static X: Lazy<T> = Lazy::new(|| ...)` or `lazy_static!`: using it may wait for the
     /// initialiser (a function of its own).
-    Lazy(FnId),
+    Lazy(FnId, Option<String>),
     /// Any other static, by its declared type name (`OnceLock`, `Mutex`, `GILOnceCell`).
     Typed(String),
 }
@@ -229,11 +336,35 @@ struct Walker<'k> {
     shared_scope: SharedNames,
     shared_usings: SharedNames,
     statics: FxHashMap<String, Static>,
-    field_types: FxHashMap<String, String>,
+    /// Field name -> the structs declaring it, with its type in each.
+    field_types: FxHashMap<String, Vec<(String, String)>>,
+    /// Types that are Python classes: a `#[pyclass]` struct or the type of a `#[pymethods]` impl.
+    python_classes: FxHashSet<String>,
+    /// The structs and enums the file declares.
+    declared_types: FxHashSet<String>,
+    /// Functions that return a held lock's guard (`log`, `Table::rows`), with that lock.
+    guard_functions: FxHashMap<String, (LockKind, String)>,
     frames: Vec<Frame>,
 }
 
 impl Walker<'_> {
+    /// The struct fields and statics that the crate's other files declare (the file's own are
+    /// added after them and win).
+    fn crate_declarations(&mut self) {
+        let Some(types) = self.k.rust.crates.get(&self.krate) else {
+            return;
+        };
+        for (owner, field, ty) in &types.fields {
+            self.field_types
+                .entry(field.clone())
+                .or_default()
+                .push((owner.clone(), ty.clone()));
+        }
+        for (name, ty) in &types.statics {
+            self.statics.insert(name.clone(), Static::Typed(ty.clone()));
+        }
+    }
+
     /// Statics and struct fields first: functions use them before or after their declaration.
     fn collect_declarations(&mut self, items: &[Item]) {
         for item in items {
@@ -243,12 +374,36 @@ impl Walker<'_> {
                         self.statics.insert(s.ident.to_string(), Static::Typed(ty));
                     }
                 }
+                Item::Enum(e) => {
+                    self.declared_types.insert(e.ident.to_string());
+                }
                 Item::Struct(s) => {
+                    self.declared_types.insert(s.ident.to_string());
+                    if self.has_attribute(&s.attrs, &self.k.rust.class_attributes) {
+                        self.python_classes.insert(s.ident.to_string());
+                    }
                     for field in &s.fields {
                         if let (Some(name), Some(ty)) = (&field.ident, type_name(&field.ty)) {
-                            self.field_types.insert(name.to_string(), ty);
+                            self.field_types
+                                .entry(name.to_string())
+                                .or_default()
+                                .push((s.ident.to_string(), ty));
                         }
                     }
+                }
+                Item::Fn(f) => self.guard_function(&f.sig, &f.block),
+                Item::Impl(i) => {
+                    let ty = type_name(&i.self_ty);
+                    if self.has_attribute(&i.attrs, &self.k.rust.impl_attributes) {
+                        self.python_classes.extend(ty.clone());
+                    }
+                    let saved = std::mem::replace(&mut self.self_type, ty);
+                    for item in &i.items {
+                        if let ImplItem::Fn(m) = item {
+                            self.guard_function(&m.sig, &m.block);
+                        }
+                    }
+                    self.self_type = saved;
                 }
                 Item::Mod(m) => {
                     if let Some((_, items)) = &m.content {
@@ -258,6 +413,41 @@ impl Walker<'_> {
                 _ => {}
             }
         }
+    }
+
+    /// A function declared to return a guard, whose value is a lock call on a static or a field:
+    /// its callers hold that lock (see [`Self::guard_function_call`]).
+    fn guard_function(&mut self, sig: &syn::Signature, block: &syn::Block) {
+        let syn::ReturnType::Type(_, ty) = &sig.output else {
+            return;
+        };
+        if !is_guard_type(ty, &self.k.rust.guard_types) {
+            return;
+        }
+        let Some(syn::Stmt::Expr(tail, None)) = block.stmts.last() else {
+            return;
+        };
+        let Some(Expr::MethodCall(lock_call)) = guard_call(tail) else {
+            return;
+        };
+        let method = lock_call.method.to_string();
+        if !self.k.rust.mutex_methods.contains(&method) {
+            return;
+        }
+        let Some(receiver) = receiver_name(&lock_call.receiver) else {
+            return;
+        };
+        let kind = if method.starts_with("read") {
+            LockKind::SharedRead
+        } else {
+            LockKind::Mutex
+        };
+        let lock = self.lock_name(&lock_call.receiver, &receiver);
+        let name = match &self.self_type {
+            Some(ty) => format!("{ty}::{}", sig.ident),
+            None => sig.ident.to_string(),
+        };
+        self.guard_functions.insert(name, (kind, lock));
     }
 
     fn items(&mut self, items: &[Item]) {
@@ -440,6 +630,7 @@ impl Walker<'_> {
         let id = self.new_function(name, qualname, kind, sig.ident.span(), arity);
         self.model.functions[id].extern_c = sig.abi.is_some();
         let mut frame = self.frame(id, block.span());
+        frame.exclusive = self.exclusive_borrow(sig, &params, id);
         let callable = callable_type_parameters(sig);
         for (index, param) in params.iter().enumerate() {
             if let Pat::Ident(ident) = &*param.pat {
@@ -461,6 +652,46 @@ impl Walker<'_> {
         id
     }
 
+    /// The objects `sig` borrows exclusively from PyO3: `self` for a `&mut self` (or
+    /// `self: PyRefMut<Self>`) method of a Python class, and its `PyRefMut` parameters. (PyO3
+    /// rejects `&mut self` on a frozen class.)
+    fn exclusive_borrow(
+        &self,
+        sig: &syn::Signature,
+        params: &[&syn::PatType],
+        id: FnId,
+    ) -> Option<ExclusiveBorrow> {
+        let exclusive_type = |ty: &Type| {
+            type_name(ty).is_some_and(|t| self.k.rust.exclusive_borrow_types.contains(&t))
+        };
+        let mut names: FxHashSet<String> = params
+            .iter()
+            .filter(|p| exclusive_type(&p.ty))
+            .filter_map(|p| match &*p.pat {
+                Pat::Ident(ident) => Some(ident.ident.to_string()),
+                _ => None,
+            })
+            .collect();
+        let python_class = self
+            .self_type
+            .as_ref()
+            .is_some_and(|ty| self.python_classes.contains(ty));
+        if let Some(receiver) = sig.receiver()
+            && python_class
+            && match &receiver.kind {
+                syn::ReceiverKind::Reference(_, _, mutability) => mutability.is_some(),
+                syn::ReceiverKind::Typed(_, ty) => exclusive_type(ty),
+                _ => false,
+            }
+        {
+            names.insert("self".to_string());
+        }
+        (!names.is_empty()).then(|| ExclusiveBorrow {
+            borrower: self.model.functions[id].qualname.clone(),
+            names,
+        })
+    }
+
     fn frame(&self, id: FnId, body: SynSpan) -> Frame {
         let body = span_of(body);
         Frame {
@@ -473,6 +704,7 @@ impl Walker<'_> {
             binding_thread: None,
             parallel: None,
             callable_params: FxHashSet::default(),
+            exclusive: None,
             closures: 0,
             body_start: body.start,
         }
@@ -495,7 +727,7 @@ impl Walker<'_> {
     /// `static X: Lazy<T> = Lazy::new(|| init)`: the initialiser becomes a function that every
     /// use of `X` may run, holding `X`'s lock.
     fn lazy_static_item(&mut self, name: &syn::Ident, ty: &Type, expr: &Expr) {
-        let is_lazy = type_name(ty).is_some_and(|t| self.k.rust.lazy_types.contains(&t));
+        let is_lazy = outer_type_name(ty).is_some_and(|t| self.k.rust.lazy_types.contains(&t));
         let Expr::Call(call) = expr else { return };
         let Some(Expr::Closure(closure)) = call.args.first() else {
             return;
@@ -507,7 +739,8 @@ impl Walker<'_> {
             closure,
             &format!("{}::{name}::{{init}}", self.module.join("::")),
         );
-        self.statics.insert(name.to_string(), Static::Lazy(id));
+        self.statics
+            .insert(name.to_string(), Static::Lazy(id, type_name(ty)));
     }
 
     /// `lazy_static! { static ref X: T = expr; ... }`.
@@ -521,7 +754,7 @@ impl Walker<'_> {
         let Ok(entries) = m.mac.parse_body_with(parse_lazy_statics) else {
             return;
         };
-        for (name, expr) in entries {
+        for (name, ty, expr) in entries {
             let id = self.new_function(
                 "{init}".to_string(),
                 format!("{}::{name}::{{init}}", self.module.join("::")),
@@ -533,7 +766,8 @@ impl Walker<'_> {
             self.frames.push(frame);
             self.visit_expr(&expr);
             self.frames.pop();
-            self.statics.insert(name.to_string(), Static::Lazy(id));
+            self.statics
+                .insert(name.to_string(), Static::Lazy(id, type_name(&ty)));
         }
     }
 
@@ -562,6 +796,7 @@ impl Walker<'_> {
             frame.locals = parent.locals.clone();
             frame.types = parent.types.clone();
             frame.callable_params = parent.callable_params.clone();
+            frame.exclusive = parent.exclusive.clone();
         }
         self.frames.push(frame);
         self.visit_expr(&closure.body);
@@ -654,21 +889,48 @@ impl Walker<'_> {
         format!("{owner}::{name}")
     }
 
-    /// The declared type of a receiver: a `let`, a parameter, a field, or a static.
+    /// Whether values of type `ty` are Python objects: a type of the knowledge, or PyO3's naming
+    /// (`PyDict`) for a type the file does not declare itself.
+    fn is_python_type(&self, ty: &str) -> bool {
+        self.k.rust.python_types.contains(ty)
+            || (ty
+                .strip_prefix("Py")
+                .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()))
+                && !self.declared_types.contains(ty))
+    }
+
+    /// The declared type of a receiver: a `let`, a parameter, a field, or a static; `self`; a
+    /// value built in place.
     fn type_of(&self, receiver: &Expr) -> Option<String> {
+        if let Some(ty) = constructed_type(receiver) {
+            return Some(ty);
+        }
+        if let Expr::Path(p) = receiver
+            && p.path.is_ident("self")
+        {
+            return self.self_type.clone();
+        }
+        if let Expr::Field(field) = unwrapped(receiver) {
+            let syn::Member::Named(name) = &field.member else {
+                return None;
+            };
+            // The field of the owner's type, or of any struct when the owner is not known.
+            let declared = self.field_types.get(&name.to_string())?;
+            let owner = self.type_of(&field.base);
+            return declared
+                .iter()
+                .find(|(struct_name, _)| Some(struct_name) == owner.as_ref())
+                .or(declared.last())
+                .map(|(_, ty)| ty.clone());
+        }
         let name = receiver_name(receiver)?;
         let frame = self.frames.last();
-        frame
-            .and_then(|f| f.types.get(&name).cloned())
-            .or_else(|| {
-                matches!(receiver, Expr::Field(_))
-                    .then(|| self.field_types.get(&name).cloned())
-                    .flatten()
-            })
-            .or_else(|| match self.statics.get(&name) {
-                Some(Static::Typed(ty)) => Some(ty.clone()),
-                _ => None,
-            })
+        frame.and_then(|f| f.types.get(&name).cloned()).or_else(|| {
+            match self.statics.get(last_segment(&name))? {
+                Static::Typed(ty) | Static::Lazy(_, Some(ty)) => Some(ty.clone()),
+                Static::Lazy(_, None) => None,
+            }
+        })
     }
 
     /// Walks a closure that is an argument of the call just pushed (or of a construct that is not
@@ -761,6 +1023,9 @@ impl Walker<'_> {
         let rust = &self.k.rust;
         let receiver = receiver_name(&call.receiver).unwrap_or_else(|| "_".to_string());
         let receiver_type = self.type_of(&call.receiver);
+        let borrowed = self.borrowed_lock(&call.receiver, &receiver);
+        let contended = borrowed.is_none();
+        let lock = borrowed.unwrap_or_else(|| self.lock_name(&call.receiver, &receiver));
         let span = span_of(call.method.span());
         let args_span = span_of(call.paren_token.span.join());
         // `cell.get_or_init(|| ...)`: the closure runs holding the cell's lock. A GIL-only cell
@@ -771,11 +1036,11 @@ impl Walker<'_> {
         if (rust.once_methods.contains(&method) && !gil_cell)
             || rust.detached_once_methods.contains(&method)
         {
-            let waits = !rust.detached_once_methods.contains(&method);
+            let waits = contended && !rust.detached_once_methods.contains(&method);
             self.push_region(LockRegion {
                 span,
                 kind: LockKind::Once,
-                lock: self.lock_name(&receiver),
+                lock: lock.clone(),
                 scope: args_span.start..args_span.end,
                 waits,
             });
@@ -787,32 +1052,12 @@ impl Walker<'_> {
                     .as_ref()
                     .is_some_and(|t| rust.mutex_types.contains(t)));
         if is_mutex || rust.detached_mutex_methods.contains(&method) {
-            let frame = self.frames.last();
-            let guard = frame
-                .and_then(|f| f.binding_guard.clone())
-                .filter(|&(_, at)| at == span.start)
-                .map(|(name, _)| name);
-            let end = match guard {
-                Some(_) => self.block_end(),
-                None => frame.map_or(u32::MAX, |f| f.statement_end),
-            };
             let kind = if method.starts_with("read") {
                 LockKind::SharedRead
             } else {
                 LockKind::Mutex
             };
-            let region = self.push_region(LockRegion {
-                span,
-                kind,
-                lock: self.lock_name(&receiver),
-                scope: span.start..end,
-                waits: is_mutex,
-            });
-            if let (Some(name), Some(region), Some(frame)) = (guard, region, self.frames.last_mut())
-            {
-                frame.locals.insert(name, Local::Guard(region));
-                frame.binding_guard = None;
-            }
+            self.push_guard(span, kind, lock, is_mutex && contended);
             return false;
         }
         if receiver_type
@@ -820,7 +1065,7 @@ impl Walker<'_> {
             .is_some_and(|t| rust.condvar_types.contains(t))
         {
             let (scope, waits) = if rust.condvar_wait_methods.contains(&method) {
-                (span.start..span.start, true)
+                (span.start..span.start, contended)
             } else if rust.condvar_notify_methods.contains(&method) {
                 (
                     self.frames.last().map_or(0, |f| f.body_start)..span.start,
@@ -832,7 +1077,7 @@ impl Walker<'_> {
             self.push_region(LockRegion {
                 span,
                 kind: LockKind::Condvar,
-                lock: self.lock_name(&receiver),
+                lock: lock.clone(),
                 scope,
                 waits,
             });
@@ -856,14 +1101,84 @@ impl Walker<'_> {
         false
     }
 
-    /// Statics are shared by name across the module; locals are qualified by their function.
-    fn lock_name(&self, receiver: &str) -> String {
+    /// A guard taken at `span`: held to the end of the block when a `let` binds it, to the end of
+    /// the statement when it is a temporary.
+    fn push_guard(&mut self, span: Span, kind: LockKind, lock: String, waits: bool) {
+        let frame = self.frames.last();
+        let guard = frame
+            .and_then(|f| f.binding_guard.clone())
+            .filter(|&(_, at)| at == span.start)
+            .map(|(name, _)| name);
+        let end = match guard {
+            Some(_) => self.block_end(),
+            None => frame.map_or(u32::MAX, |f| f.statement_end),
+        };
+        let region = self.push_region(LockRegion {
+            span,
+            kind,
+            lock,
+            scope: span.start..end,
+            waits,
+        });
+        if let (Some(name), Some(region), Some(frame)) = (guard, region, self.frames.last_mut()) {
+            frame.locals.insert(name, Local::Guard(region));
+            frame.binding_guard = None;
+        }
+    }
+
+    /// A call of a function that returns a held guard (see [`Self::guard_function`]): the caller
+    /// holds its lock from the call on. The wait is the function's own.
+    fn guard_function_call(&mut self, at: SynSpan, function: &str) {
+        if let Some((kind, lock)) = self.guard_functions.get(function).cloned() {
+            self.push_guard(span_of(at), kind, lock, false);
+        }
+    }
+
+    /// Temporaries of a call's arguments live to the end of its statement: a lock they take is
+    /// held by the call too (`off_gil(py, LOG.lock().unwrap().len())`).
+    fn hold_argument_temporaries(&mut self, call_start: u32, regions_before: usize, args_end: u32) {
+        if let Some(f) = self.current() {
+            for region in f.lock_regions.iter_mut().skip(regions_before) {
+                if region.scope.end >= args_end && region.scope.start > call_start {
+                    region.scope.start = call_start;
+                }
+            }
+        }
+    }
+
+    fn region_count(&mut self) -> usize {
+        self.current().map_or(0, |f| f.lock_regions.len())
+    }
+
+    /// A lock that is a field of an object borrowed exclusively (see [`ExclusiveBorrow`]): named
+    /// by the borrowing function. Nothing outside the borrow can hold it or wait for it, and
+    /// within it the borrowing thread waits for nobody (it would wait for itself).
+    fn borrowed_lock(&self, receiver_expr: &Expr, receiver: &str) -> Option<String> {
+        let borrow = self.frames.last()?.exclusive.as_ref()?;
+        let root = field_root(receiver_expr)?;
+        (matches!(receiver_expr, Expr::Field(_)) && borrow.names.contains(&root))
+            .then(|| format!("{}::{root}.{receiver}", borrow.borrower))
+    }
+
+    /// Statics are shared by name across the module; locals are qualified by their function; a
+    /// field is named with its owner's type when that is known (`Protocol.tx`: another type's
+    /// `tx` is another lock).
+    fn lock_name(&self, receiver_expr: &Expr, receiver: &str) -> String {
+        if let Expr::Field(field) = unwrapped(receiver_expr) {
+            return match self.type_of(&field.base) {
+                Some(owner) => format!("{owner}.{receiver}"),
+                None => receiver.to_string(),
+            };
+        }
         let local = self
             .frames
             .last()
             .is_some_and(|f| f.types.contains_key(receiver) || f.locals.contains_key(receiver));
         if local {
             self.qualified(receiver)
+        } else if self.statics.contains_key(last_segment(receiver)) {
+            // A static is one lock however it is written (`crate::state::REGISTRY`).
+            last_segment(receiver).to_string()
         } else {
             receiver.to_string()
         }
@@ -951,7 +1266,9 @@ fn is_callable(ty: &Type, callable: &FxHashSet<String>) -> bool {
 }
 
 /// The entries of a `lazy_static!` body: `[pub] static ref NAME: Type = expr;`.
-fn parse_lazy_statics(input: syn::parse::ParseStream) -> syn::Result<Vec<(syn::Ident, Expr)>> {
+fn parse_lazy_statics(
+    input: syn::parse::ParseStream,
+) -> syn::Result<Vec<(syn::Ident, Type, Expr)>> {
     let mut entries = Vec::new();
     while !input.is_empty() {
         let _attrs = input.call(syn::Attribute::parse_outer)?;
@@ -960,11 +1277,11 @@ fn parse_lazy_statics(input: syn::parse::ParseStream) -> syn::Result<Vec<(syn::I
         input.parse::<syn::Token![ref]>()?;
         let name: syn::Ident = input.parse()?;
         input.parse::<syn::Token![:]>()?;
-        let _ty: Type = input.parse()?;
+        let ty: Type = input.parse()?;
         input.parse::<syn::Token![=]>()?;
         let expr: Expr = input.parse()?;
         input.parse::<syn::Token![;]>()?;
-        entries.push((name, expr));
+        entries.push((name, ty, expr));
     }
     Ok(entries)
 }
@@ -1029,8 +1346,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             },
             _ => None,
         };
-        if let (Pat::Type(t), Some(name)) = (&local.pat, &name)
-            && let Some(ty) = type_name(&t.ty)
+        let declared = match &local.pat {
+            Pat::Type(t) => type_name(&t.ty),
+            _ => local.init.as_ref().and_then(|i| constructed_type(&i.expr)),
+        };
+        if let (Some(ty), Some(name)) = (declared, &name)
             && let Some(frame) = self.frames.last_mut()
         {
             frame.types.insert(name.clone(), ty);
@@ -1046,8 +1366,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             }
             (expr, Some(name)) => {
                 if let Some(frame) = self.frames.last_mut() {
-                    if let Some(call) = guard_call(expr) {
-                        let at = span_of(call.method.span()).start;
+                    if let Some(at) = guard_call(expr).and_then(call_position) {
                         frame.binding_guard = Some((name.clone(), at));
                     }
                     frame.binding_thread = Some(name.clone());
@@ -1107,7 +1426,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
     fn visit_expr_path(&mut self, path: &'ast syn::ExprPath) {
         let name = path_string(&path.path);
         // Using a lazy static may run its initialiser, holding its lock.
-        if let Some(Static::Lazy(init)) = self.statics.get(&name).cloned() {
+        if let Some(Static::Lazy(init, _)) = self.statics.get(&name).cloned() {
             let at = span_of(path.span());
             self.push_region(LockRegion {
                 span: at,
@@ -1255,9 +1574,14 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 receiver: Receiver::None,
             },
         };
+        if segments.len() == 1 {
+            self.guard_function_call(func.span(), &written);
+        }
         self.push_call(func.span(), target, call.args.len() as u32, None);
         let index = self.last_call_index();
+        let regions = self.region_count();
         self.visit_arguments(call.args.iter(), index);
+        self.hold_argument_temporaries(span_of(func.span()).start, regions, args_span.end);
     }
 
     fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
@@ -1302,7 +1626,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         // `int`: no Python code runs.
         let literal_key =
             method.ends_with("_item") && matches!(call.args.first(), Some(Expr::Lit(_)));
-        if rust.methods_running_code.contains(&method) && !literal_key {
+        // A Rust type's own method of that name is not Python.
+        let rust_receiver = self
+            .type_of(&call.receiver)
+            .is_some_and(|ty| !self.is_python_type(&ty));
+        if rust.methods_running_code.contains(&method) && !literal_key && !rust_receiver {
             self.push_use(
                 call.method.span(),
                 format!("`.{method}()` is called"),
@@ -1322,13 +1650,20 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 None => return self.visit_arguments(call.args.iter(), None),
             },
         };
+        if receiver == Receiver::This
+            && let Some(ty) = self.self_type.clone()
+        {
+            self.guard_function_call(call.method.span(), &format!("{ty}::{method}"));
+        }
         let target = CallTarget::Named {
             path: method.into(),
             receiver,
         };
         self.push_call(call.method.span(), target, call.args.len() as u32, None);
         let index = self.last_call_index();
+        let regions = self.region_count();
         self.visit_arguments(call.args.iter(), index);
+        self.hold_argument_temporaries(span_of(call.method.span()).start, regions, args_span.end);
     }
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {

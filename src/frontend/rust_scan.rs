@@ -7,6 +7,7 @@ use rustc_hash::FxHashSet as HashSet;
 
 use super::lexer::{RustLexer, Token, line_of};
 use super::scan::Definitions;
+use crate::knowledge::CrateTypes;
 
 /// The most nesting the Rust front-end is given: an upper bound on how deep syn's parser, the
 /// front-end's walk and the syntax tree's drop recurse (see [`rust_depth_within_bounds`]). With
@@ -257,6 +258,145 @@ pub fn scan_rust(text: &str, path: &Path) -> Definitions {
     }
 }
 
+/// The struct fields and statics a Rust file declares, read from its tokens without parsing the
+/// file (each type alone is parsed): `struct S { a: Arc<Mutex<T>>, .. }` gives `(S, a, Mutex)`,
+/// `static X: RwLock<T> = ..` and `lazy_static! { static ref X: T = ..; }` give `(X, ..)`.
+pub fn declared_types(text: &str) -> CrateTypes {
+    let mut lexer = RustLexer::new(text);
+    let mut types = CrateTypes::default();
+    let word = |start: usize, end: usize| &text[start..end];
+    while let Some(token) = lexer.next() {
+        let Token::Ident(start, end) = token else {
+            continue;
+        };
+        match word(start, end) {
+            "struct" => {
+                let Some(Token::Ident(s, e)) = lexer.next() else {
+                    continue;
+                };
+                let owner = word(s, e).to_string();
+                // Skip generics and a where clause to the body; a tuple or unit struct has none.
+                let mut angles = 0usize;
+                let body = loop {
+                    match lexer.next() {
+                        Some(Token::Punct(b'<')) => angles += 1,
+                        Some(Token::Punct(b'>')) => angles = angles.saturating_sub(1),
+                        Some(Token::Punct(b'{')) if angles == 0 => break true,
+                        Some(Token::Punct(b';' | b'(')) if angles == 0 => break false,
+                        None => break false,
+                        _ => {}
+                    }
+                };
+                if body {
+                    struct_fields(text, &mut lexer, &owner, &mut types.fields);
+                }
+            }
+            "static" => {
+                let mut name = lexer.next();
+                while let Some(Token::Ident(s, e)) = name
+                    && matches!(word(s, e), "ref" | "mut")
+                {
+                    name = lexer.next();
+                }
+                if let (Some(Token::Ident(s, e)), Some(Token::Punct(b':'))) = (name, lexer.next())
+                    && let Some(ty) = type_until(text, &mut lexer, b'=')
+                {
+                    types.statics.push((word(s, e).to_string(), ty));
+                }
+            }
+            _ => {}
+        }
+    }
+    types
+}
+
+/// The fields of a struct body whose `{` was just read: `name: Type` at the body's top level.
+fn struct_fields(
+    text: &str,
+    lexer: &mut RustLexer,
+    owner: &str,
+    fields: &mut Vec<(String, String, String)>,
+) {
+    let mut previous: Option<(usize, usize)> = None;
+    while let Some(token) = lexer.next() {
+        match token {
+            Token::Punct(b'}') => return,
+            Token::Punct(b'#') => skip_group(lexer),
+            Token::Punct(b'(') => skip_group_from(lexer, 1),
+            Token::Punct(b':') => {
+                if let Some((s, e)) = previous.take()
+                    && let Some(ty) = type_until(text, lexer, b',')
+                {
+                    fields.push((owner.to_string(), text[s..e].to_string(), ty));
+                }
+                // The type ended at a `,` or at the body's `}`.
+                if lexer.rest().is_empty() || text.as_bytes()[lexer.i - 1] == b'}' {
+                    return;
+                }
+            }
+            Token::Ident(s, e) => previous = Some((s, e)),
+            _ => previous = None,
+        }
+    }
+}
+
+/// Skips an attribute's `[..]` after its `#`.
+fn skip_group(lexer: &mut RustLexer) {
+    if let Some(Token::Punct(b'[')) = lexer.next() {
+        skip_group_from(lexer, 1);
+    }
+}
+
+/// Skips to where `depth` open brackets are closed.
+fn skip_group_from(lexer: &mut RustLexer, mut depth: usize) {
+    while depth > 0 {
+        match lexer.next() {
+            Some(Token::Punct(b'(' | b'[' | b'{')) => depth += 1,
+            Some(Token::Punct(b')' | b']' | b'}')) => depth -= 1,
+            None => return,
+            _ => {}
+        }
+    }
+}
+
+/// The longest and the most nested type text [`type_until`] parses: a declared type is short,
+/// and syn's parser recurses once per level.
+const MAX_TYPE_LEN: usize = 512;
+const MAX_TYPE_DEPTH: usize = 32;
+
+/// The name of the type that starts here and ends at `end` (or at a closing bracket) outside
+/// any brackets: parsed alone, looked through as [`super::rust::type_name`] does.
+fn type_until(text: &str, lexer: &mut RustLexer, end: u8) -> Option<String> {
+    let start = lexer.i;
+    let mut depth = 0usize;
+    let mut deepest = 0usize;
+    let mut arrow = false;
+    let stop = loop {
+        let before = lexer.i;
+        match lexer.next() {
+            Some(Token::Punct(b)) if b == end && depth == 0 => break before,
+            Some(Token::Punct(b'<' | b'(' | b'[' | b'{')) => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            // `->` inside `Box<dyn Fn() -> T>` closes nothing.
+            Some(Token::Punct(b'>')) if arrow => {}
+            Some(Token::Punct(b'>' | b')' | b']' | b'}')) => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => break before,
+            },
+            None => break text.len(),
+            _ => {}
+        }
+        arrow = text.as_bytes().get(lexer.i.wrapping_sub(1)) == Some(&b'-');
+    };
+    if stop.saturating_sub(start) > MAX_TYPE_LEN || deepest > MAX_TYPE_DEPTH {
+        return None;
+    }
+    let ty: syn::Type = syn::parse_str(text.get(start..stop)?).ok()?;
+    super::rust::type_name(&ty)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,5 +439,26 @@ mod tests {
             d.module,
             Some(["my_crate", "a", "b"].map(String::from).to_vec())
         );
+    }
+
+    #[test]
+    fn declared_types_are_read_from_the_tokens() {
+        let text = "#[pyclass(frozen)]\npub struct T<'a> {\n    #[pyo3(get)]\n    pub(crate) rows: \
+                    Arc<RwLock<Vec<i64>>>,\n    f: Box<dyn Fn(u8) -> u8 + 'a>,\n    last: Mutex<u8>\n}\n\
+                    struct Unit;\nstruct Pair(u8, u8);\n\
+                    static X: LazyLock<Mutex<u8>> = LazyLock::new(|| Mutex::new(0));\n\
+                    lazy_static! { static ref Y: RwLock<u8> = RwLock::new(0); }\n";
+        let types = super::declared_types(text);
+        let field = |o: &str, f: &str, t: &str| (o.to_string(), f.to_string(), t.to_string());
+        assert_eq!(
+            types.fields,
+            [field("T", "rows", "RwLock"), field("T", "last", "Mutex")]
+        );
+        let statics: Vec<(&str, &str)> = types
+            .statics
+            .iter()
+            .map(|(n, t)| (n.as_str(), t.as_str()))
+            .collect();
+        assert_eq!(statics, [("X", "Mutex"), ("Y", "RwLock")]);
     }
 }

@@ -43,6 +43,8 @@ struct PythonApi {
     #[serde(default)]
     ffi_modules: Vec<String>,
     #[serde(default)]
+    python_types: Vec<String>,
+    #[serde(default)]
     methods_running_code: Vec<String>,
 }
 
@@ -53,6 +55,10 @@ struct Bindings {
     function_attributes: Vec<String>,
     #[serde(default)]
     impl_attributes: Vec<String>,
+    #[serde(default)]
+    class_attributes: Vec<String>,
+    #[serde(default)]
+    exclusive_borrow_types: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -72,6 +78,8 @@ struct Locks {
     mutex_methods: Vec<String>,
     #[serde(default)]
     mutex_types: Vec<String>,
+    #[serde(default)]
+    guard_types: Vec<String>,
     #[serde(default)]
     detached_mutex_methods: Vec<String>,
 }
@@ -104,9 +112,12 @@ pub struct RustKnowledge {
     pub acquire_closures: HashSet<String>,
     pub acquire_calls: HashSet<String>,
     pub ffi_modules: HashSet<String>,
+    pub python_types: HashSet<String>,
     pub methods_running_code: HashSet<String>,
     pub function_attributes: HashSet<String>,
     pub impl_attributes: HashSet<String>,
+    pub class_attributes: HashSet<String>,
+    pub exclusive_borrow_types: HashSet<String>,
     pub once_methods: HashSet<String>,
     pub detached_once_methods: HashSet<String>,
     pub gil_cells: HashSet<String>,
@@ -114,6 +125,7 @@ pub struct RustKnowledge {
     pub lazy_macros: HashSet<String>,
     pub mutex_methods: HashSet<String>,
     pub mutex_types: HashSet<String>,
+    pub guard_types: HashSet<String>,
     pub detached_mutex_methods: HashSet<String>,
     pub spawn_calls: HashSet<String>,
     pub join_methods: HashSet<String>,
@@ -123,15 +135,18 @@ pub struct RustKnowledge {
     pub condvar_types: HashSet<String>,
     pub condvar_wait_methods: HashSet<String>,
     pub condvar_notify_methods: HashSet<String>,
+    /// The types each crate declares, by crate name (see [`CrateTypes`]).
+    pub crates: std::collections::HashMap<String, CrateTypes>,
 }
 
 impl RustKnowledge {
     pub(super) fn add(&mut self, file: RustFile) {
-        let pairs: [(&mut HashSet<String>, Vec<String>); 23] = [
+        let pairs: [(&mut HashSet<String>, Vec<String>); 27] = [
             (&mut self.release_closures, file.gil.release_closures),
             (&mut self.acquire_closures, file.gil.acquire_closures),
             (&mut self.acquire_calls, file.gil.acquire_calls),
             (&mut self.ffi_modules, file.python_api.ffi_modules),
+            (&mut self.python_types, file.python_api.python_types),
             (
                 &mut self.methods_running_code,
                 file.python_api.methods_running_code,
@@ -141,6 +156,11 @@ impl RustKnowledge {
                 file.bindings.function_attributes,
             ),
             (&mut self.impl_attributes, file.bindings.impl_attributes),
+            (&mut self.class_attributes, file.bindings.class_attributes),
+            (
+                &mut self.exclusive_borrow_types,
+                file.bindings.exclusive_borrow_types,
+            ),
             (&mut self.once_methods, file.locks.once_methods),
             (
                 &mut self.detached_once_methods,
@@ -151,6 +171,7 @@ impl RustKnowledge {
             (&mut self.lazy_macros, file.locks.lazy_macros),
             (&mut self.mutex_methods, file.locks.mutex_methods),
             (&mut self.mutex_types, file.locks.mutex_types),
+            (&mut self.guard_types, file.locks.guard_types),
             (
                 &mut self.detached_mutex_methods,
                 file.locks.detached_mutex_methods,
@@ -174,4 +195,15 @@ impl RustKnowledge {
             set.extend(names);
         }
     }
+}
+
+/// Types declared anywhere in one crate, gathered by a light scan of all its files before any is
+/// modelled: a `#[pymethods]` block or a function in one file uses the struct fields and statics
+/// of another.
+#[derive(Clone, Debug, Default)]
+pub struct CrateTypes {
+    /// `(struct, field, type name)`.
+    pub fields: Vec<(String, String, String)>,
+    /// `(static, type name)`.
+    pub statics: Vec<(String, String)>,
 }
