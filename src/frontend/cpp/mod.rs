@@ -523,9 +523,11 @@ impl<'a> Walker<'a> {
         let mut segments: Vec<String> = written.split("::").map(str::to_string).collect();
         let name = segments.pop().unwrap_or_default();
         // `SOME_MACRO(args) { ... }` that the grammar took for a definition: a macro use, not a
-        // function (`PYBIND11_MODULE` aside).
+        // function (`PYBIND11_MODULE` aside). The body is still a block, where a guard ends:
+        // often it is the body of an immediately invoked lambda among the macro's arguments
+        // (`ASSIGN_OR_RETURN(auto v, [&]() -> T { py::gil_scoped_release r; ... }());`).
         if is_macro_name(&name) && !self.k.module_macros.contains(&name) {
-            return self.visit_children(body);
+            return self.visit(body);
         }
         let in_class = matches!(
             node.parent().map(|p| p.kind()),
