@@ -60,6 +60,8 @@ struct KnowledgeFile {
     threads: ThreadsSection,
     #[serde(default)]
     prepass: PrepassSection,
+    #[serde(default)]
+    construction: ConstructionSection,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -132,6 +134,9 @@ struct BindingsSection {
     callable_wrappers: Vec<String>,
     #[serde(default)]
     method_tables: Vec<String>,
+    /// `py::init<Args...>()`: with no argument, binds the bound class's constructor.
+    #[serde(default)]
+    constructor_wrappers: Vec<String>,
     call_guard: Option<String>,
 }
 
@@ -165,6 +170,14 @@ struct ThreadsSection {
     condvar_wait_methods: Vec<String>,
     #[serde(default)]
     condvar_notify_methods: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConstructionSection {
+    /// `std::make_shared<T>(args...)`: calls that construct their first template argument.
+    #[serde(default)]
+    calls: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -235,6 +248,8 @@ pub struct Knowledge {
     pub property_methods: HashSet<String>,
     pub callable_wrappers: HashSet<String>,
     pub method_tables: HashSet<String>,
+    pub constructor_wrappers: HashSet<String>,
+    pub constructing_calls: NameSet,
     pub call_guards: NameSet,
     pub once_calls: NameSet,
     pub static_locals: bool,
@@ -337,6 +352,10 @@ impl Knowledge {
         self.callable_wrappers
             .extend(b.callable_wrappers.iter().cloned());
         self.method_tables.extend(b.method_tables.iter().cloned());
+        self.constructor_wrappers
+            .extend(b.constructor_wrappers.iter().cloned());
+        self.constructing_calls
+            .extend(&file.construction.calls, &[]);
         if let Some(guard) = &b.call_guard {
             self.call_guards.extend(std::slice::from_ref(guard), ns);
         }

@@ -249,12 +249,17 @@ fn names_framework(text: &str, knowledge: &Knowledge) -> bool {
 /// `None` for anything else: a map's `m[k]` is its value, not its first template argument.
 fn element_type(container: &str) -> Option<&str> {
     const SEQUENCES: &[&str] = &["vector", "array", "deque", "span"];
-    let (name, arguments) = container.split_once('<')?;
-    let name = name.rsplit("::").next()?.trim();
+    let name = container.split('<').next()?.rsplit("::").next()?.trim();
     if !SEQUENCES.contains(&name) {
         return None;
     }
-    // The first template argument, up to a `,` or the closing `>` at its own depth.
+    first_template_argument(container)
+}
+
+/// The first template argument of a type or name as written: `Spec` in `py::class_<Spec, Base>`.
+fn first_template_argument(written: &str) -> Option<&str> {
+    let (_, arguments) = written.split_once('<')?;
+    // Up to a `,` or the closing `>` at its own depth.
     let mut depth = 0usize;
     let end = arguments.char_indices().find_map(|(i, c)| match c {
         '<' => {
@@ -289,9 +294,14 @@ impl<'a> Walker<'a> {
     /// `py::cast<int>` -> `pybind11::cast`... except that aliases to framework namespaces are kept
     /// as written, since the knowledge lists both spellings.
     fn path(&self, node: Node) -> String {
+        self.path_of_text(self.text(node))
+    }
+
+    /// [`Walker::path`] of a name's text.
+    fn path_of_text(&self, text: &str) -> String {
         let mut out = String::new();
         let mut depth = 0;
-        for c in self.text(node).chars() {
+        for c in text.chars() {
             match c {
                 '<' => depth += 1,
                 '>' if depth > 0 => depth -= 1,
@@ -463,6 +473,16 @@ impl<'a> Walker<'a> {
                 }
             }
             "call_expression" => self.visit_call(node),
+            // `new T(a)`, `T{a}`: `T`'s constructor runs.
+            "new_expression" | "compound_literal_expression" => {
+                if let Some(ty) = node.child_by_field_name("type") {
+                    let arguments = node
+                        .child_by_field_name("arguments")
+                        .or_else(|| node.child_by_field_name("value"));
+                    self.construct(ty, arguments);
+                }
+                self.visit_children(node);
+            }
             "declaration" => self.visit_declaration(node),
             _ => self.visit_children(node),
         }
@@ -765,6 +785,19 @@ impl<'a> Walker<'a> {
         self.add_call_with_args(node, target, None);
     }
 
+    /// A `T` built from `arguments` (`T x(a)`, `new T(a)`): a call by the class's name, which
+    /// the call graph takes for its constructors. Not for primitive types and `auto`.
+    fn construct(&mut self, ty: Node, arguments: Option<Node>) {
+        if self.declared_type(ty).is_none() {
+            return;
+        }
+        let target = CallTarget::Named {
+            path: self.path(ty).into(),
+            receiver: Receiver::None,
+        };
+        self.add_call_with_args(ty, target, arguments);
+    }
+
     fn add_py_use(&mut self, node: Node, what: String, runs_code: bool) {
         let use_ = PyUse {
             span: span(node),
@@ -835,6 +868,22 @@ impl<'a> Walker<'a> {
             }
         }
         if self.names(&self.k.ready_after_import, &path) {
+            return self.visit(arguments);
+        }
+        if self.names(&self.k.constructing_calls, &path) {
+            // `std::make_shared<T>(a)`: the type is the callee's first template argument.
+            if let Some(ty) = callee
+                .child_by_field_name("arguments")
+                .or_else(|| {
+                    callee
+                        .child_by_field_name("name")?
+                        .child_by_field_name("arguments")
+                })
+                .and_then(|a| a.named_child(0))
+                .and_then(|d| d.child_by_field_name("type"))
+            {
+                self.construct(ty, Some(arguments));
+            }
             return self.visit(arguments);
         }
         if self.names(&self.k.once_calls, &path) {
@@ -1038,6 +1087,7 @@ impl<'a> Walker<'a> {
         } else {
             GilState::Held
         };
+        let bound = receiver.and_then(|r| self.bound_class(r));
         if let Some(receiver) = receiver {
             self.visit(receiver);
         }
@@ -1046,7 +1096,7 @@ impl<'a> Walker<'a> {
                 self.visit(*arg);
                 continue;
             }
-            let Some(target) = self.binding_target(*arg) else {
+            let Some(target) = self.binding_target(*arg, bound.as_deref()) else {
                 self.visit(*arg);
                 continue;
             };
@@ -1085,7 +1135,7 @@ impl<'a> Walker<'a> {
                 if name.kind() != "string_literal" {
                     continue;
                 }
-                let Some(target) = self.binding_target(function) else {
+                let Some(target) = self.binding_target(function, None) else {
                     continue;
                 };
                 self.model.bindings.push(Binding {
@@ -1102,8 +1152,9 @@ impl<'a> Walker<'a> {
     }
 
     /// What a binding's callable argument names: a function (through `&`, `py::overload_cast`,
-    /// `py::init`) or a lambda, which is walked here.
-    fn binding_target(&mut self, arg: Node) -> Option<CallTarget> {
+    /// `py::init`), a lambda, which is walked here, or the constructors of `bound`, the class
+    /// bound (`py::init<int>()`).
+    fn binding_target(&mut self, arg: Node, bound: Option<&str>) -> Option<CallTarget> {
         let mut node = arg;
         loop {
             match node.kind() {
@@ -1117,10 +1168,19 @@ impl<'a> Walker<'a> {
                 "call_expression" => {
                     let callee = self.path(node.child_by_field_name("function")?);
                     let last = callee.rsplit("::").next().unwrap_or("");
+                    let arguments = node.child_by_field_name("arguments")?;
+                    if arguments.named_child_count() == 0
+                        && self.k.constructor_wrappers.contains(last)
+                    {
+                        return bound.map(|class| CallTarget::Named {
+                            path: class.into(),
+                            receiver: Receiver::None,
+                        });
+                    }
                     if !self.k.callable_wrappers.contains(last) {
                         return None;
                     }
-                    node = node.child_by_field_name("arguments")?.named_child(0)?;
+                    node = arguments.named_child(0)?;
                 }
                 "identifier" | "qualified_identifier" | "template_function" => {
                     let path = self.path(node);
@@ -1148,16 +1208,8 @@ impl<'a> Walker<'a> {
         releases.then(|| (span(arg), text.to_string()))
     }
 
-    fn path_of_text(&self, text: &str) -> String {
-        text.chars()
-            .filter(|c| !c.is_whitespace())
-            .collect::<String>()
-            .trim_start_matches("::")
-            .to_string()
-    }
-
-    /// The Python class name of `py::class_<T>(m, "Name")...`, following a `.def(...)` chain.
-    fn class_name(&self, mut receiver: Node) -> Option<String> {
+    /// The `py::class_<T>(m, "Name")` call that a `.def(...)` chain starts with.
+    fn class_call<'t>(&self, mut receiver: Node<'t>) -> Option<Node<'t>> {
         loop {
             if receiver.kind() != "call_expression" {
                 return None;
@@ -1168,16 +1220,32 @@ impl<'a> Walker<'a> {
                 continue;
             }
             let path = self.path(callee);
-            if !path.ends_with("class_") && !path.ends_with("enum_") {
-                return None;
-            }
-            let args = receiver.child_by_field_name("arguments")?;
-            let mut cursor = args.walk();
-            let name = args
-                .named_children(&mut cursor)
-                .find(|a| a.kind() == "string_literal")?;
-            return Some(string_content(self.text(name)));
+            return (path.ends_with("class_") || path.ends_with("enum_")).then_some(receiver);
         }
+    }
+
+    /// The Python class name of `py::class_<T>(m, "Name")...`.
+    fn class_name(&self, receiver: Node) -> Option<String> {
+        let args = self
+            .class_call(receiver)?
+            .child_by_field_name("arguments")?;
+        let mut cursor = args.walk();
+        let name = args
+            .named_children(&mut cursor)
+            .find(|a| a.kind() == "string_literal")?;
+        Some(string_content(self.text(name)))
+    }
+
+    /// The C++ class `T` that `py::class_<T, ...>(m, "Name")...` or a variable `cls` declared
+    /// as a `py::class_<T>` binds.
+    fn bound_class(&self, receiver: Node) -> Option<String> {
+        let written = match self.class_call(receiver) {
+            Some(call) => self.text(call.child_by_field_name("function")?).to_string(),
+            None => self
+                .type_of(receiver)
+                .filter(|ty| ty.split('<').next().is_some_and(|c| c.ends_with("class_")))?,
+        };
+        Some(self.path_of_text(first_template_argument(&written)?)).filter(|c| !c.is_empty())
     }
 
     /// `std::thread t(f, ...)` or `auto fut = std::async(policy, f, ...)`: `f` runs on a new
@@ -1565,6 +1633,17 @@ impl<'a> Walker<'a> {
                         .is_none_or(|v| matches!(v.kind(), "argument_list" | "initializer_list"))
                 {
                     self.add_py_use(declarator, format!("a `{shown}` is constructed"), false);
+                } else if !self.names(&self.k.lock_guard_types, &ty_path) {
+                    // `T x(a)` (which the grammar may read as a function declaration) or
+                    // `T x{a}`.
+                    let arguments = match declarator.kind() {
+                        "function_declarator" => declarator.child_by_field_name("parameters"),
+                        _ => value
+                            .filter(|v| matches!(v.kind(), "argument_list" | "initializer_list")),
+                    };
+                    if arguments.is_some() {
+                        self.construct(ty, arguments);
+                    }
                 }
                 if let Some(name) = &name
                     && self.names(&self.k.callable_types, &ty_path)
