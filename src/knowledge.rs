@@ -165,6 +165,8 @@ struct ThreadsSection {
     #[serde(default)]
     join_methods: Vec<String>,
     #[serde(default)]
+    container_spawn_methods: Vec<String>,
+    #[serde(default)]
     condvar_types: Vec<String>,
     #[serde(default)]
     condvar_wait_methods: Vec<String>,
@@ -259,6 +261,7 @@ pub struct Knowledge {
     pub spawn_types: NameSet,
     pub spawn_calls: NameSet,
     pub join_methods: HashSet<String>,
+    pub container_spawn_methods: HashSet<String>,
     pub condvar_types: NameSet,
     pub condvar_wait_methods: HashSet<String>,
     pub condvar_notify_methods: HashSet<String>,
@@ -371,6 +374,8 @@ impl Knowledge {
         self.spawn_calls.extend(&threads.spawn_calls, &[]);
         self.join_methods
             .extend(threads.join_methods.iter().cloned());
+        self.container_spawn_methods
+            .extend(threads.container_spawn_methods.iter().cloned());
         self.condvar_types.extend(&threads.condvar_types, &[]);
         self.condvar_wait_methods
             .extend(threads.condvar_wait_methods.iter().cloned());

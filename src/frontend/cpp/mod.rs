@@ -173,8 +173,9 @@ struct Frame {
     lambdas: usize,
     /// Declared types of parameters and local variables, for member-call receivers.
     types: FxHashMap<String, String>,
-    /// Local `std::thread`s and futures started here, by variable name.
-    threads: FxHashSet<String>,
+    /// Local `std::thread`s and futures started here, and containers of them, by variable
+    /// name: the thread's name. A range-for variable over a container names its threads.
+    threads: FxHashMap<String, String>,
     /// Where the body starts: a notifying function "holds" its condition variable from there.
     body_start: u32,
 }
@@ -473,6 +474,23 @@ impl<'a> Walker<'a> {
                 }
             }
             "call_expression" => self.visit_call(node),
+            "for_range_loop" => {
+                // `for (auto &t : pool)`: `t` is each of `pool`'s threads.
+                if let (Some(element), Some(range)) = (
+                    node.child_by_field_name("declarator")
+                        .and_then(declared_name),
+                    node.child_by_field_name("right"),
+                ) {
+                    let element = self.text(element).to_string();
+                    let range = self.text(range);
+                    if let Some(frame) = self.frame()
+                        && let Some(thread) = frame.threads.get(range).cloned()
+                    {
+                        frame.threads.insert(element, thread);
+                    }
+                }
+                self.visit_children(node);
+            }
             // `new T(a)`, `T{a}`: `T`'s constructor runs.
             "new_expression" | "compound_literal_expression" => {
                 if let Some(ty) = node.child_by_field_name("type") {
@@ -1014,6 +1032,10 @@ impl<'a> Walker<'a> {
         {
             self.lock_method(node, receiver, &method);
         } else if let Some(receiver) = receiver
+            && self.spawn_into_container(receiver, &method, args)
+        {
+            return;
+        } else if let Some(receiver) = receiver
             && let Some(region) = self.wait_for_work(node, receiver, &method)
         {
             if let Some(function) = self.function() {
@@ -1262,17 +1284,56 @@ impl<'a> Walker<'a> {
                 _ => value,
             }
         } else {
-            value
-                .filter(|v| v.kind() == "call_expression")
-                .filter(|v| {
-                    v.child_by_field_name("function")
-                        .is_some_and(|f| self.names(&self.k.spawn_calls, &self.path(f)))
-                })
-                .and_then(|v| v.child_by_field_name("arguments"))
+            value.and_then(|v| self.spawn_arguments(v))
         };
-        let Some(arguments) = arguments else {
+        match arguments {
+            Some(arguments) => self.spawn(&name, arguments),
+            None => false,
+        }
+    }
+
+    /// The arguments of `std::async(policy, f, ...)` or of a thread made in place,
+    /// `std::thread(f, ...)`.
+    fn spawn_arguments<'t>(&self, call: Node<'t>) -> Option<Node<'t>> {
+        if call.kind() != "call_expression" {
+            return None;
+        }
+        let path = self.path(call.child_by_field_name("function")?);
+        (self.names(&self.k.spawn_calls, &path) || self.names(&self.k.spawn_types, &path))
+            .then(|| call.child_by_field_name("arguments"))
+            .flatten()
+    }
+
+    /// `pool.emplace_back(f)` on a container of threads, or `futures.push_back(std::async(f))`
+    /// on any sequence: `f` runs on a new thread that joining an element of `pool` waits for.
+    /// Returns whether the call was one.
+    fn spawn_into_container(&mut self, receiver: Node, method: &str, args: &[Node]) -> bool {
+        if receiver.kind() != "identifier" || !self.k.container_spawn_methods.contains(method) {
+            return false;
+        }
+        let Some(element) = self
+            .type_of(receiver)
+            .and_then(|ty| element_type(&ty).map(|e| self.path_of_text(e)))
+        else {
             return false;
         };
+        let arguments = match args.first().and_then(|a| self.spawn_arguments(*a)) {
+            Some(made_in_place) => made_in_place,
+            None if self.names(&self.k.spawn_types, &element) => {
+                match args.first().and_then(|a| a.parent()) {
+                    Some(arguments) => arguments,
+                    None => return false,
+                }
+            }
+            None => return false,
+        };
+        let container = self.text(receiver).to_string();
+        self.spawn(&container, arguments)
+    }
+
+    /// `f` among `arguments` (`f, args...`, or `policy, f, args...`) runs on a new thread, which
+    /// the local `variable` names. Returns whether a callable was found.
+    fn spawn(&mut self, variable: &str, arguments: Node) -> bool {
         let mut cursor = arguments.walk();
         let args: Vec<Node> = arguments.named_children(&mut cursor).collect();
         // The callable: a lambda or a function name, skipping a `std::launch` policy.
@@ -1290,7 +1351,7 @@ impl<'a> Walker<'a> {
             return false;
         };
         let thread = format!(
-            "{}::{name}",
+            "{}::{variable}",
             self.frames
                 .last()
                 .map_or(String::new(), |f| self.model.functions[f.id]
@@ -1325,7 +1386,7 @@ impl<'a> Walker<'a> {
             args: (args.len() as u32).saturating_sub(1),
         };
         if let Some(frame) = self.frames.last_mut() {
-            frame.threads.insert(name);
+            frame.threads.insert(variable.to_string(), thread.clone());
         }
         if let Some(function) = self.function() {
             function.push_call(site, [CallNote::Spawns(thread.into())]);
@@ -1341,14 +1402,19 @@ impl<'a> Walker<'a> {
     fn wait_for_work(&self, call: Node, receiver: Node, method: &str) -> Option<LockRegion> {
         let at = call.start_byte() as u32;
         let frame = self.frames.last()?;
-        let receiver_name = self.text(receiver);
-        if self.k.join_methods.contains(method) && frame.threads.contains(receiver_name) {
-            let owner = &self.model.functions[frame.id].qualname;
+        // `t.join()`, or `pool[i].join()` for a container of threads.
+        let variable = match receiver.kind() {
+            "subscript_expression" => receiver.child_by_field_name("argument")?,
+            _ => receiver,
+        };
+        if self.k.join_methods.contains(method)
+            && let Some(thread) = frame.threads.get(self.text(variable))
+        {
             return Some(LockRegion {
                 span: span(call),
                 kind: LockKind::Thread,
                 waits: true,
-                lock: format!("{owner}::{receiver_name}"),
+                lock: thread.clone(),
                 scope: at..at,
             });
         }
