@@ -137,6 +137,18 @@ struct BindingsSection {
     /// `py::init<Args...>()`: with no argument, binds the bound class's constructor.
     #[serde(default)]
     constructor_wrappers: Vec<String>,
+    /// Project functions that bind their callable argument under their string argument, as
+    /// `.def` does (`def_nogil(m, "name", f)`); in `def_functions_released`, with the GIL
+    /// released on entry. Those defined in the file that calls them are found by themselves.
+    #[serde(default)]
+    def_functions: Vec<String>,
+    #[serde(default)]
+    def_functions_released: Vec<String>,
+    /// Macros whose first argument is a function bound under its own name, entered with the GIL
+    /// held: `ADD(f)` written as a method-table entry `{#f, (PyCFunction)f, ...}`. Those defined
+    /// in the analysed tree are found by themselves.
+    #[serde(default)]
+    entry_macros: Vec<String>,
     call_guard: Option<String>,
 }
 
@@ -165,8 +177,6 @@ struct ThreadsSection {
     #[serde(default)]
     join_methods: Vec<String>,
     #[serde(default)]
-    container_spawn_methods: Vec<String>,
-    #[serde(default)]
     condvar_types: Vec<String>,
     #[serde(default)]
     condvar_wait_methods: Vec<String>,
@@ -180,6 +190,9 @@ struct ConstructionSection {
     /// `std::make_shared<T>(args...)`: calls that construct their first template argument.
     #[serde(default)]
     calls: Vec<String>,
+    /// `v.push_back(x)`: methods that add an element made from their arguments to a sequence.
+    #[serde(default)]
+    container_add_methods: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -224,6 +237,16 @@ impl NameSet {
     }
 }
 
+/// What a function-like macro of the analysed code is, read from its `#define`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProjectMacro {
+    /// Its arguments run in this GIL state: `SCOPED_GIL_RELEASE(code)`.
+    Wrapper(String, crate::model::GilState),
+    /// Its argument number `.1` is a function bound under its own name: `ADD(f)` for
+    /// `{#f, (PyCFunction)f, METH_VARARGS, nullptr}`.
+    Entry(String, usize),
+}
+
 /// All loaded knowledge, merged over the files.
 #[derive(Clone, Debug, Default)]
 pub struct Knowledge {
@@ -251,6 +274,10 @@ pub struct Knowledge {
     pub callable_wrappers: HashSet<String>,
     pub method_tables: HashSet<String>,
     pub constructor_wrappers: HashSet<String>,
+    /// Function name -> whether it binds with the GIL released.
+    pub def_functions: std::collections::HashMap<String, bool>,
+    /// Macro name -> the index of its argument that is bound.
+    pub entry_macros: std::collections::HashMap<String, usize>,
     pub constructing_calls: NameSet,
     pub call_guards: NameSet,
     pub once_calls: NameSet,
@@ -261,7 +288,7 @@ pub struct Knowledge {
     pub spawn_types: NameSet,
     pub spawn_calls: NameSet,
     pub join_methods: HashSet<String>,
-    pub container_spawn_methods: HashSet<String>,
+    pub container_add_methods: HashSet<String>,
     pub condvar_types: NameSet,
     pub condvar_wait_methods: HashSet<String>,
     pub condvar_notify_methods: HashSet<String>,
@@ -357,8 +384,16 @@ impl Knowledge {
         self.method_tables.extend(b.method_tables.iter().cloned());
         self.constructor_wrappers
             .extend(b.constructor_wrappers.iter().cloned());
+        self.def_functions
+            .extend(b.def_functions.iter().map(|f| (f.clone(), false)));
+        self.def_functions
+            .extend(b.def_functions_released.iter().map(|f| (f.clone(), true)));
+        self.entry_macros
+            .extend(b.entry_macros.iter().map(|m| (m.clone(), 0)));
         self.constructing_calls
             .extend(&file.construction.calls, &[]);
+        self.container_add_methods
+            .extend(file.construction.container_add_methods.iter().cloned());
         if let Some(guard) = &b.call_guard {
             self.call_guards.extend(std::slice::from_ref(guard), ns);
         }
@@ -374,8 +409,6 @@ impl Knowledge {
         self.spawn_calls.extend(&threads.spawn_calls, &[]);
         self.join_methods
             .extend(threads.join_methods.iter().cloned());
-        self.container_spawn_methods
-            .extend(threads.container_spawn_methods.iter().cloned());
         self.condvar_types.extend(&threads.condvar_types, &[]);
         self.condvar_wait_methods
             .extend(threads.condvar_wait_methods.iter().cloned());
@@ -397,17 +430,21 @@ impl Knowledge {
         }) && !self.c_api_gil_free.contains(name)
     }
 
-    /// Adds wrappers found in the analysed code: `(name, state its arguments run in)`.
-    pub fn add_wrappers(
-        &mut self,
-        wrappers: impl IntoIterator<Item = (String, crate::model::GilState)>,
-    ) {
-        for (name, state) in wrappers {
-            let set = match state {
-                crate::model::GilState::Released => &mut self.release_wrappers,
-                crate::model::GilState::Held => &mut self.acquire_wrappers,
-            };
-            set.extend(&[name], &[]);
+    /// Adds what the analysed code's own macros were found to be.
+    pub fn add_macros(&mut self, macros: impl IntoIterator<Item = ProjectMacro>) {
+        for found in macros {
+            match found {
+                ProjectMacro::Wrapper(name, state) => {
+                    let set = match state {
+                        crate::model::GilState::Released => &mut self.release_wrappers,
+                        crate::model::GilState::Held => &mut self.acquire_wrappers,
+                    };
+                    set.extend(&[name], &[]);
+                }
+                ProjectMacro::Entry(name, argument) => {
+                    self.entry_macros.insert(name, argument);
+                }
+            }
         }
     }
 

@@ -149,15 +149,15 @@ pub fn analyse_files_opts(
         .map(|(path, _)| read_text(path, limit))
         .collect();
     let mut knowledge = knowledge.clone();
-    // `#define` wrappers are C/C++ only.
-    let wrappers: Vec<_> = files
+    // `#define`s are C/C++ only.
+    let macros: Vec<_> = files
         .par_iter()
         .zip(&texts)
         .filter(|((_, language), _)| *language == Language::Cpp)
         .filter_map(|(_, text)| text.as_ref().ok())
-        .flat_map_iter(|text| frontend::cpp::wrapper_macros(text, &knowledge))
+        .flat_map_iter(|text| frontend::cpp::project_macros(text, &knowledge))
         .collect();
-    knowledge.add_wrappers(wrappers);
+    knowledge.add_macros(macros);
     let scans = options
         .prefilter
         .then(|| prefilter::scan_files(files, &texts, &knowledge));

@@ -10,10 +10,10 @@ use std::ops::ControlFlow;
 
 use tree_sitter::{Node, ParseOptions, Parser};
 
-use crate::knowledge::Knowledge;
+use crate::knowledge::{Knowledge, ProjectMacro};
 use crate::model::{
     Binding, CallNote, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState,
-    GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span,
+    GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span, last_segment,
 };
 
 pub use prepass::neutralise;
@@ -75,10 +75,12 @@ pub fn error_bytes(tree: &tree_sitter::Tree) -> usize {
     total
 }
 
-/// Function-like macros of the file whose body releases or acquires the GIL
-/// (`#define SCOPED_GIL_RELEASE(code) { py::gil_scoped_release r; code }`): their arguments run in
-/// that state at every use, in any file.
-pub fn wrapper_macros(text: &str, knowledge: &Knowledge) -> Vec<(String, GilState)> {
+/// What the file's function-like macros are: wrappers whose body releases or acquires the GIL
+/// (`#define SCOPED_GIL_RELEASE(code) { py::gil_scoped_release r; code }`), whose arguments run
+/// in that state at every use, in any file; and method-table entries
+/// (`#define ADD(fn) g_methods.push_back({#fn, (PyCFunction)fn, METH_VARARGS, nullptr})`), whose
+/// argument is bound.
+pub fn project_macros(text: &str, knowledge: &Knowledge) -> Vec<ProjectMacro> {
     let mut found = Vec::new();
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
@@ -120,12 +122,40 @@ pub fn wrapper_macros(text: &str, knowledge: &Knowledge) -> Vec<(String, GilStat
                 || knowledge.acquire_wrappers.contains(w)
         });
         if releases {
-            found.push((name.to_string(), GilState::Released));
+            found.push(ProjectMacro::Wrapper(name.to_string(), GilState::Released));
         } else if acquires {
-            found.push((name.to_string(), GilState::Held));
+            found.push(ProjectMacro::Wrapper(name.to_string(), GilState::Held));
+        } else if let Some(argument) = entry_argument(body) {
+            found.push(ProjectMacro::Entry(name.to_string(), argument));
         }
     }
     found
+}
+
+/// For a macro's `(params) body` that writes a method-table entry naming a parameter twice,
+/// `{#fn, (PyCFunction)fn, ...}`, that parameter's index.
+fn entry_argument(definition: &str) -> Option<usize> {
+    let close = definition.find(')')?;
+    let compact: String = definition[close..]
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    definition[1..close]
+        .split(',')
+        .map(str::trim)
+        .position(|parameter| {
+            !parameter.is_empty()
+                && compact
+                    .split(&format!("{{#{parameter},"))
+                    .nth(1)
+                    .and_then(|after| after.split(',').next())
+                    .is_some_and(|function| {
+                        let function = function.trim_end_matches(')');
+                        function == parameter
+                            || function.ends_with(&format!("){parameter}"))
+                            || function.ends_with(&format!("({parameter}"))
+                    })
+        })
 }
 
 /// Extracts the model of one file. Spans carry file id 0; [`crate::model::Program::add_file`]
@@ -144,6 +174,7 @@ pub fn extract(text: &str, knowledge: &Knowledge) -> Result<FileModel, String> {
         aliases: FxHashMap::default(),
         global_types: FxHashMap::default(),
         global_callables: Default::default(),
+        def_helpers: FxHashMap::default(),
         object_fields: FxHashMap::default(),
         frames: Vec::new(),
         depth: 0,
@@ -198,6 +229,9 @@ struct Walker<'a> {
     object_fields: FxHashMap<String, Vec<(Span, String, String)>>,
     /// Namespace-scope variables and class fields that are Python callables.
     global_callables: FxHashSet<String>,
+    /// Functions of the file that pass their parameters to `.def` (`def_nogil(m, name, f)`), by
+    /// name: what releases the GIL on entry of what they bind (`py::call_guard<...>()`).
+    def_helpers: FxHashMap<String, Option<(Span, String)>>,
     frames: Vec<Frame>,
     depth: usize,
     /// Inside `extern "C" { ... }` or before an `extern "C"` definition.
@@ -885,6 +919,9 @@ impl<'a> Walker<'a> {
                 function.gil_switches.push(switch);
             }
         }
+        if self.register_macro_entry(&path, &args) || self.register_def_call(callee, &path, &args) {
+            return;
+        }
         if self.names(&self.k.ready_after_import, &path) {
             return self.visit(arguments);
         }
@@ -1036,6 +1073,12 @@ impl<'a> Walker<'a> {
         {
             return;
         } else if let Some(receiver) = receiver
+            && let [entry] = args
+            && self.adds_table_entry(receiver, &method)
+        {
+            // `methods.push_back({"name", (PyCFunction)f, METH_VARARGS, doc})` at run time.
+            self.register_table_entry(*entry);
+        } else if let Some(receiver) = receiver
             && let Some(region) = self.wait_for_work(node, receiver, &method)
         {
             if let Some(function) = self.function() {
@@ -1060,6 +1103,97 @@ impl<'a> Walker<'a> {
         self.visit_children(node);
     }
 
+    /// `ADD(f)`, a macro that writes a method-table entry: binds `f`.
+    fn register_macro_entry(&mut self, path: &str, args: &[Node]) -> bool {
+        let Some(function) = self
+            .k
+            .entry_macros
+            .get(path)
+            .and_then(|&argument| args.get(argument))
+            .filter(|a| a.kind() == "identifier")
+        else {
+            return false;
+        };
+        let target = CallTarget::Named {
+            path: self.path(*function).into(),
+            receiver: Receiver::None,
+        };
+        self.push_binding(
+            self.text(*function).to_string(),
+            span(*function),
+            target,
+            None,
+        );
+        true
+    }
+
+    /// `def_nogil(m, "name", f)`, a call of a project function that binds `f` as `.def` does
+    /// (see [`Walker::def_helpers`] and the knowledge's `def_functions`).
+    fn register_def_call(&mut self, callee: Node, path: &str, args: &[Node]) -> bool {
+        let helper = last_segment(path);
+        let guard = match (
+            self.def_helpers.get(helper),
+            self.k.def_functions.get(helper),
+        ) {
+            (Some(guard), _) => guard.clone(),
+            (None, Some(&released)) => released.then(|| (span(callee), format!("`{helper}`"))),
+            (None, None) => return false,
+        };
+        let Some(at) = args.iter().position(|a| a.kind() == "string_literal") else {
+            return false;
+        };
+        let Some(&callable) = args.get(at + 1) else {
+            return false;
+        };
+        let Some(target) = self.binding_target(callable, None) else {
+            return false;
+        };
+        let name = string_content(self.text(args[at]));
+        let guard = guard.map(|(at, text)| {
+            let why = format!(
+                "`{name}` is bound through `{helper}` with {text}: the GIL is released on entry"
+            );
+            (at, why)
+        });
+        let registration = Span {
+            file: 0,
+            start: callee.start_byte() as u32,
+            end: args[at].end_byte() as u32,
+        };
+        self.push_binding(name, registration, target, guard);
+        for arg in args.iter().filter(|a| a.id() != callable.id()) {
+            self.visit(*arg);
+        }
+        true
+    }
+
+    /// A parameter of the function walked, as passed on: `f`, `std::forward<F>(f)`,
+    /// `std::move(f)`.
+    fn is_forwarded_parameter(&self, node: Node) -> bool {
+        const FORWARDS: &[&str] = &["std::forward", "std::move", "forward", "move"];
+        let node = match node.kind() {
+            "call_expression"
+                if node
+                    .child_by_field_name("function")
+                    .is_some_and(|f| FORWARDS.contains(&self.path(f).as_str())) =>
+            {
+                match node
+                    .child_by_field_name("arguments")
+                    .and_then(|a| a.named_child(0))
+                {
+                    Some(argument) => argument,
+                    None => return false,
+                }
+            }
+            _ => node,
+        };
+        node.kind() == "identifier"
+            && self
+                .frames
+                .last()
+                .is_some_and(|f| matches!(f.locals.get(self.text(node)), Some(Local::Param(_))))
+    }
+
     /// `x.def("name", callable, extra...)`: returns false when it is not a binding after all.
     fn register_binding(
         &mut self,
@@ -1071,6 +1205,22 @@ impl<'a> Walker<'a> {
         let Some((first, rest)) = args.split_first() else {
             return false;
         };
+        // `m.def(name, std::forward<F>(f), extra...)` with the name and the callable passed in:
+        // this function binds what its callers pass, as `.def` does.
+        if self.is_forwarded_parameter(*first)
+            && rest
+                .first()
+                .is_some_and(|c| self.is_forwarded_parameter(*c))
+            && let Some(frame) = self.frames.last()
+        {
+            let helper = self.model.functions[frame.id].name.clone();
+            let guard = args
+                .iter()
+                .find_map(|arg| self.release_call_guard(*arg))
+                .map(|(at, text)| (at, format!("`{text}`")));
+            self.def_helpers.insert(helper, guard);
+            return false;
+        }
         // `def(py::init(...))` binds a constructor: the callable is inside the first argument.
         let (name, callables) = if first.kind() == "string_literal" {
             let count = if self.k.property_methods.contains(method) {
@@ -1104,11 +1254,6 @@ impl<'a> Walker<'a> {
             start: field.start_byte() as u32,
             end: first.end_byte() as u32,
         };
-        let entry = if guard.is_some() {
-            GilState::Released
-        } else {
-            GilState::Held
-        };
         let bound = receiver.and_then(|r| self.bound_class(r));
         if let Some(receiver) = receiver {
             self.visit(receiver);
@@ -1122,15 +1267,7 @@ impl<'a> Walker<'a> {
                 self.visit(*arg);
                 continue;
             };
-            self.model.bindings.push(Binding {
-                name: name.clone(),
-                span: registration,
-                scope: self.shared_scope.get(&self.scope),
-                usings: self.shared_usings.get(&self.usings),
-                target,
-                entry,
-                guard: guard.clone(),
-            });
+            self.push_binding(name.clone(), registration, target, guard.clone());
         }
         true
     }
@@ -1146,31 +1283,51 @@ impl<'a> Walker<'a> {
         for table in tables {
             let mut cursor = table.walk();
             let entries: Vec<Node> = table.named_children(&mut cursor).collect();
-            for entry in entries
-                .into_iter()
-                .filter(|e| e.kind() == "initializer_list")
-            {
-                let (Some(name), Some(function)) = (entry.named_child(0), entry.named_child(1))
-                else {
-                    continue;
-                };
-                if name.kind() != "string_literal" {
-                    continue;
-                }
-                let Some(target) = self.binding_target(function, None) else {
-                    continue;
-                };
-                self.model.bindings.push(Binding {
-                    name: string_content(self.text(name)),
-                    span: span(name),
-                    scope: self.shared_scope.get(&self.scope),
-                    usings: self.shared_usings.get(&self.usings),
-                    target,
-                    entry: GilState::Held,
-                    guard: None,
-                });
+            for entry in entries {
+                self.register_table_entry(entry);
             }
         }
+    }
+
+    /// One method-table entry, `{"name", (PyCFunction)f, METH_VARARGS, doc}`: binds `f`, entered
+    /// with the GIL held. Anything else is not one.
+    fn register_table_entry(&mut self, entry: Node) {
+        if entry.kind() != "initializer_list" {
+            return;
+        }
+        let (Some(name), Some(function)) = (entry.named_child(0), entry.named_child(1)) else {
+            return;
+        };
+        if name.kind() != "string_literal" {
+            return;
+        }
+        if let Some(target) = self.binding_target(function, None) {
+            let name_text = string_content(self.text(name));
+            self.push_binding(name_text, span(name), target, None);
+        }
+    }
+
+    /// A binding registered here, entered with the GIL released when `guard` says why.
+    fn push_binding(
+        &mut self,
+        name: String,
+        at: Span,
+        target: CallTarget,
+        guard: Option<(Span, String)>,
+    ) {
+        self.model.bindings.push(Binding {
+            name,
+            span: at,
+            scope: self.shared_scope.get(&self.scope),
+            usings: self.shared_usings.get(&self.usings),
+            target,
+            entry: if guard.is_some() {
+                GilState::Released
+            } else {
+                GilState::Held
+            },
+            guard,
+        });
     }
 
     /// What a binding's callable argument names: a function (through `&`, `py::overload_cast`,
@@ -1308,7 +1465,7 @@ impl<'a> Walker<'a> {
     /// on any sequence: `f` runs on a new thread that joining an element of `pool` waits for.
     /// Returns whether the call was one.
     fn spawn_into_container(&mut self, receiver: Node, method: &str, args: &[Node]) -> bool {
-        if receiver.kind() != "identifier" || !self.k.container_spawn_methods.contains(method) {
+        if receiver.kind() != "identifier" || !self.k.container_add_methods.contains(method) {
             return false;
         }
         let Some(element) = self
@@ -1329,6 +1486,16 @@ impl<'a> Walker<'a> {
         };
         let container = self.text(receiver).to_string();
         self.spawn(&container, arguments)
+    }
+
+    /// Whether `receiver.method(...)` adds an element to a container of method-table entries
+    /// (`std::vector<PyMethodDef>`).
+    fn adds_table_entry(&self, receiver: Node, method: &str) -> bool {
+        self.k.container_add_methods.contains(method)
+            && self
+                .type_of(receiver)
+                .and_then(|ty| element_type(&ty).map(|e| self.path_of_text(e)))
+                .is_some_and(|element| self.k.method_tables.contains(last_segment(&element)))
     }
 
     /// `f` among `arguments` (`f, args...`, or `policy, f, args...`) runs on a new thread, which
