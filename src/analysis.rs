@@ -96,6 +96,7 @@ impl Lock {
                 }
             }
             LockKind::Condvar => format!("condition variable `{}`", self.name),
+            LockKind::Atomic => format!("atomic `{}`", self.name),
         }
     }
 }
@@ -504,6 +505,7 @@ fn context_steps(
             LockKind::Condvar => {
                 format!("has not yet notified condition variable `{}`", region.lock)
             }
+            LockKind::Atomic => format!("has not yet stored to atomic `{}`", region.lock),
         };
         steps.push(Step {
             span: region.span,

@@ -90,6 +90,10 @@ struct GilSection {
     release_calls: Vec<String>,
     #[serde(default)]
     acquire_calls: Vec<String>,
+    /// Types of callables that take the GIL when called, since they may wrap a Python
+    /// callable (`std::function`, through pybind11's `functional.h`).
+    #[serde(default)]
+    acquiring_callables: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -182,6 +186,12 @@ struct ThreadsSection {
     condvar_wait_methods: Vec<String>,
     #[serde(default)]
     condvar_notify_methods: Vec<String>,
+    #[serde(default)]
+    atomic_types: Vec<String>,
+    #[serde(default)]
+    atomic_load_methods: Vec<String>,
+    #[serde(default)]
+    atomic_store_methods: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -292,6 +302,10 @@ pub struct Knowledge {
     pub condvar_types: NameSet,
     pub condvar_wait_methods: HashSet<String>,
     pub condvar_notify_methods: HashSet<String>,
+    pub atomic_types: NameSet,
+    pub atomic_load_methods: HashSet<String>,
+    pub atomic_store_methods: HashSet<String>,
+    pub acquiring_callables: NameSet,
     pub prepass_blank: HashSet<String>,
     pub prepass_rewrite: BTreeMap<String, String>,
     /// What the Rust front-end reads (`language = "rust"` files).
@@ -414,6 +428,13 @@ impl Knowledge {
             .extend(threads.condvar_wait_methods.iter().cloned());
         self.condvar_notify_methods
             .extend(threads.condvar_notify_methods.iter().cloned());
+        self.atomic_types.extend(&threads.atomic_types, &[]);
+        self.atomic_load_methods
+            .extend(threads.atomic_load_methods.iter().cloned());
+        self.atomic_store_methods
+            .extend(threads.atomic_store_methods.iter().cloned());
+        self.acquiring_callables
+            .extend(&gil.acquiring_callables, &[]);
         self.prepass_blank
             .extend(file.prepass.blank.iter().cloned());
         self.prepass_rewrite.extend(file.prepass.rewrite.clone());

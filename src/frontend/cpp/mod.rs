@@ -508,6 +508,27 @@ impl<'a> Walker<'a> {
                 }
             }
             "call_expression" => self.visit_call(node),
+            "assignment_expression" => {
+                // `flag = 0` on an atomic stores to it (see `wait_for_work`).
+                if let Some(left) = node.child_by_field_name("left")
+                    && self.type_of(left).is_some_and(|ty| {
+                        self.names(&self.k.atomic_types, ty.split('<').next().unwrap_or(&ty))
+                    })
+                    && let Some(frame) = self.frames.last()
+                {
+                    let region = LockRegion {
+                        span: span(node),
+                        kind: LockKind::Atomic,
+                        lock: self.path(left),
+                        scope: frame.body_start..node.start_byte() as u32,
+                        waits: false,
+                    };
+                    if let Some(function) = self.function() {
+                        function.lock_regions.push(region);
+                    }
+                }
+                self.visit_children(node);
+            }
             "for_range_loop" => {
                 // `for (auto &t : pool)`: `t` is each of `pool`'s threads.
                 if let (Some(element), Some(range)) = (
@@ -515,12 +536,21 @@ impl<'a> Walker<'a> {
                         .and_then(declared_name),
                     node.child_by_field_name("right"),
                 ) {
-                    let element = self.text(element).to_string();
+                    let element_name = self.text(element).to_string();
+                    // `for (auto &f : callbacks)`: `f` has the container's element type.
+                    let element_type = node
+                        .child_by_field_name("type")
+                        .filter(|ty| self.declared_type(*ty).is_none())
+                        .and(self.type_of(range))
+                        .and_then(|container| element_type(&container).map(str::to_string));
                     let range = self.text(range);
-                    if let Some(frame) = self.frame()
-                        && let Some(thread) = frame.threads.get(range).cloned()
-                    {
-                        frame.threads.insert(element, thread);
+                    if let Some(frame) = self.frame() {
+                        if let Some(thread) = frame.threads.get(range).cloned() {
+                            frame.threads.insert(element_name.clone(), thread);
+                        }
+                        if let Some(ty) = element_type {
+                            frame.types.insert(element_name, ty);
+                        }
                     }
                 }
                 self.visit_children(node);
@@ -862,6 +892,19 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// The GIL taken for the call `call` only (at `node`).
+    fn add_gil_switch_over(&mut self, node: Node, call: Node, what: String) {
+        let switch = GilSwitch {
+            span: span(node),
+            to: GilState::Held,
+            scope: call.start_byte() as u32..call.end_byte() as u32,
+            what,
+        };
+        if let Some(function) = self.function() {
+            function.gil_switches.push(switch);
+        }
+    }
+
     fn add_gil_switch(&mut self, node: Node, to: GilState, what: String) {
         let scope = node.start_byte() as u32..self.block_end();
         let switch = GilSwitch {
@@ -921,6 +964,27 @@ impl<'a> Walker<'a> {
         }
         if self.register_macro_entry(&path, &args) || self.register_def_call(callee, &path, &args) {
             return;
+        }
+        // `std::thread(f).detach()`, `std::async(policy, f)`: a thread started in an expression.
+        if !self.frames.is_empty()
+            && self.spawn_arguments(node).is_some()
+            && self.spawn(&shown, arguments)
+        {
+            return;
+        }
+        if self.names_framework
+            && self
+                .type_of(callee)
+                .is_some_and(|ty| self.names(&self.k.acquiring_callables, &self.path_of_text(&ty)))
+        {
+            // A `std::function` made from a Python callable takes the GIL when called.
+            self.add_gil_switch_over(callee, node, format!("`{shown}`"));
+            self.add_py_use(
+                callee,
+                format!("`{shown}`, which may wrap a Python callable, is called"),
+                true,
+            );
+            return self.visit(arguments);
         }
         if self.names(&self.k.ready_after_import, &path) {
             return self.visit(arguments);
@@ -1587,6 +1651,26 @@ impl<'a> Walker<'a> {
         }
         let declared = self.type_of(receiver)?;
         let class = declared.split('<').next().unwrap_or(&declared);
+        if self.names(&self.k.atomic_types, class) {
+            // `while (flag.load()) ...` spins until another thread stores to `flag`.
+            let (scope, waits) = if self.k.atomic_load_methods.contains(method) {
+                if !in_loop_condition(call) {
+                    return None;
+                }
+                (at..at, true)
+            } else if self.k.atomic_store_methods.contains(method) {
+                (frame.body_start..at, false)
+            } else {
+                return None;
+            };
+            return Some(LockRegion {
+                span: span(call),
+                kind: LockKind::Atomic,
+                lock: self.path(receiver),
+                scope,
+                waits,
+            });
+        }
         if !self.names(&self.k.condvar_types, class) {
             return None;
         }
@@ -1926,6 +2010,24 @@ impl<'a> Walker<'a> {
             }
         }
     }
+}
+
+/// Whether `node` is part of a loop's condition (`while (flag.load()) ...`), within the
+/// statement that holds it.
+fn in_loop_condition(node: Node) -> bool {
+    let mut child = node;
+    while let Some(parent) = child.parent() {
+        match parent.kind() {
+            "while_statement" | "do_statement" | "for_statement" => {
+                return parent
+                    .child_by_field_name("condition")
+                    .is_some_and(|c| c.byte_range().contains(&node.start_byte()));
+            }
+            "compound_statement" | "function_definition" | "lambda_expression" => return false,
+            _ => child = parent,
+        }
+    }
+    false
 }
 
 /// `TF_ASSIGN_OR_RETURN`: upper case with an underscore, as macros are spelled.
