@@ -209,6 +209,11 @@ struct Frame {
     threads: FxHashMap<String, String>,
     /// Where the body starts: a notifying function "holds" its condition variable from there.
     body_start: u32,
+    /// Parameters that refer to a caller's Python object (`const py::object &o`), with their
+    /// type as shown: returning one by value copies it.
+    python_references: FxHashMap<String, String>,
+    /// The function returns a reference (`py::object &get()`): returning copies nothing.
+    returns_reference: bool,
 }
 
 struct Walker<'a> {
@@ -508,6 +513,14 @@ impl<'a> Walker<'a> {
                 }
             }
             "call_expression" => self.visit_call(node),
+            "return_statement" => {
+                if let Some(value) = node.named_child(0)
+                    && let Some(what) = self.copied_for_return(value)
+                {
+                    self.add_py_use(value, what, false);
+                }
+                self.visit_children(node);
+            }
             "assignment_expression" => {
                 // `flag = 0` on an atomic stores to it (see `wait_for_work`).
                 if let Some(left) = node.child_by_field_name("left")
@@ -652,7 +665,8 @@ impl<'a> Walker<'a> {
             span(name_node),
             parameters,
         );
-        self.enter(id, parameters, body);
+        let returns_reference = declarator.kind() == "reference_declarator";
+        self.enter(id, parameters, body, returns_reference);
         if destructor {
             self.destroyed_after_body(id, &name, &class, body);
         }
@@ -727,7 +741,7 @@ impl<'a> Walker<'a> {
     }
 
     /// Walks a function body with a fresh frame.
-    fn enter(&mut self, id: FnId, parameters: Option<Node>, body: Node) {
+    fn enter(&mut self, id: FnId, parameters: Option<Node>, body: Node, returns_reference: bool) {
         let mut frame = Frame {
             id,
             locals: FxHashMap::default(),
@@ -736,6 +750,8 @@ impl<'a> Walker<'a> {
             types: FxHashMap::default(),
             threads: Default::default(),
             body_start: body.start_byte() as u32,
+            python_references: FxHashMap::default(),
+            returns_reference,
         };
         if let Some(parameters) = parameters {
             let mut cursor = parameters.walk();
@@ -749,13 +765,18 @@ impl<'a> Walker<'a> {
                     continue;
                 };
                 let ty_path = self.path(ty);
-                let by_value = parameter
+                let declarator_kind = parameter
                     .child_by_field_name("declarator")
-                    .is_some_and(|d| d.kind() == "identifier");
-                if by_value
-                    && self.names(&self.k.python_types, &ty_path)
-                    && !self.names(&self.k.non_owning_types, &ty_path)
-                {
+                    .map(|d| d.kind());
+                let owning = self.names(&self.k.python_types, &ty_path)
+                    && !self.names(&self.k.non_owning_types, &ty_path);
+                if owning && declarator_kind == Some("reference_declarator") {
+                    let shown = self.text(ty).split('<').next().unwrap_or("").trim();
+                    frame
+                        .python_references
+                        .insert(self.text(name).to_string(), shown.to_string());
+                }
+                if owning && declarator_kind == Some("identifier") {
                     // The caller's copy is made, and destroyed at return, in this function's GIL
                     // state: reference counting without the GIL when it is entered released.
                     let shown = self.text(ty).split('<').next().unwrap_or("").trim();
@@ -820,7 +841,7 @@ impl<'a> Walker<'a> {
             parameters,
         );
         if let Some(body) = node.child_by_field_name("body") {
-            self.enter(id, parameters, body);
+            self.enter(id, parameters, body, false);
         }
         id
     }
@@ -1751,6 +1772,20 @@ impl<'a> Walker<'a> {
         {
             open.scope.end = at;
         }
+    }
+
+    /// `return o;` where `o` is a caller's Python object (a reference parameter): the returned
+    /// value is a copy, a reference count taken in this function's GIL state. (A local or a
+    /// by-value parameter is moved out instead. A field returned by a getter is a copy too, but
+    /// getters are where calls guessed by method name land most, so they are left out.)
+    fn copied_for_return(&self, value: Node) -> Option<String> {
+        let frame = self.frames.last()?;
+        if frame.returns_reference || value.kind() != "identifier" {
+            return None;
+        }
+        let name = self.text(value);
+        let shown = frame.python_references.get(name)?;
+        Some(format!("the `{shown}` `{name}` is copied to be returned"))
     }
 
     /// A class field's type, for calls on it and for calling it when it is a Python callable.
