@@ -667,15 +667,30 @@ impl<'a> Walker<'a> {
         );
         let returns_reference = declarator.kind() == "reference_declarator";
         self.enter(id, parameters, body, returns_reference);
-        if destructor {
-            self.destroyed_after_body(id, &name, &class, body);
+        if destructor && let Some(fields) = self.object_fields.get(&class).cloned() {
+            let owned = fields
+                .into_iter()
+                .map(|(at, field, ty)| {
+                    let what =
+                        format!("the `{ty}` field `{field}` is destroyed after `{name}`'s body");
+                    (at, field, what)
+                })
+                .collect();
+            self.destroyed_after_body(id, &name, owned, body);
         }
     }
 
-    /// A destructor that takes the GIL for its body shows it can run without it; the class's
-    /// Python-object fields are destroyed after the body, when the GIL is released again. Such a
-    /// destructor is an entry point entered with the GIL released.
-    fn destroyed_after_body(&mut self, id: FnId, name: &str, class: &str, body: Node) {
+    /// A destructor (or a lambda) that takes the GIL for its body shows it can run without it;
+    /// what it owns (the class's Python-object fields, the lambda's Python captures: `(where,
+    /// name, what happens)`) is destroyed after the body, when the GIL is released again. Such a
+    /// function is an entry point entered with the GIL released.
+    fn destroyed_after_body(
+        &mut self,
+        id: FnId,
+        name: &str,
+        owned: Vec<(Span, String, String)>,
+        body: Node,
+    ) {
         let body_end = body.end_byte() as u32;
         let Some(acquire) = self.model.functions[id]
             .gil_switches
@@ -683,9 +698,6 @@ impl<'a> Walker<'a> {
             .find(|s| s.to == GilState::Held && s.scope.end == body_end)
             .map(|s| s.span)
         else {
-            return;
-        };
-        let Some(fields) = self.object_fields.get(class).cloned() else {
             return;
         };
         // A field emptied in the body (`cb_.release().dec_ref()`, `cb_ = py::object()`, or moved
@@ -706,10 +718,10 @@ impl<'a> Walker<'a> {
                     .iter()
                     .any(|t| body_text.contains(&format!("{field}={t}()")))
         };
-        for (at, field, ty) in fields.into_iter().filter(|(_, field, _)| !emptied(field)) {
+        for (at, _, what) in owned.into_iter().filter(|(_, field, _)| !emptied(field)) {
             self.model.functions[id].py_uses.push(PyUse {
                 span: at,
-                what: format!("the `{ty}` field `{field}` is destroyed after `{name}`'s body"),
+                what,
                 runs_code: false,
                 needs_gil_check: true,
             });
@@ -840,10 +852,44 @@ impl<'a> Walker<'a> {
             span(introducer),
             parameters,
         );
+        let captured = self.python_captures(node);
         if let Some(body) = node.child_by_field_name("body") {
             self.enter(id, parameters, body, false);
+            if !captured.is_empty() {
+                self.destroyed_after_body(id, "{lambda}", captured, body);
+            }
         }
         id
+    }
+
+    /// The Python objects a lambda captures by copy (`[cb]`, with `cb` a `py::function` of the
+    /// enclosing function): the lambda owns them, and they are destroyed with it.
+    fn python_captures(&self, lambda: Node) -> Vec<(Span, String, String)> {
+        let (Some(captures), Some(frame)) =
+            (lambda.child_by_field_name("captures"), self.frames.last())
+        else {
+            return Vec::new();
+        };
+        let mut cursor = captures.walk();
+        captures
+            .named_children(&mut cursor)
+            // By copy: `[cb]`, not `[&cb]` (whose `&` is a token of its own).
+            .filter(|c| {
+                c.kind() == "identifier" && c.prev_sibling().is_none_or(|p| p.kind() != "&")
+            })
+            .filter_map(|c| {
+                let name = self.text(c);
+                let ty = self.path_of_text(frame.types.get(name)?);
+                let owning = self.names(&self.k.python_types, &ty)
+                    && !self.names(&self.k.non_owning_types, &ty);
+                owning.then(|| {
+                    let what = format!(
+                        "the `{ty}` captured as `{name}` is destroyed after the lambda's body"
+                    );
+                    (span(c), name.to_string(), what)
+                })
+            })
+            .collect()
     }
 
     /// `(required, maximum)` arguments of a parameter list; `(void)` takes none.
