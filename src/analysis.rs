@@ -102,6 +102,7 @@ impl Lock {
                 }
             }
             LockKind::Condvar => format!("condition variable `{}`", self.name),
+            LockKind::Atomic => format!("atomic `{}`", self.name),
         }
     }
 }
@@ -557,6 +558,7 @@ fn context_steps(
             LockKind::Condvar => {
                 format!("has not yet notified condition variable `{}`", region.lock)
             }
+            LockKind::Atomic => format!("has not yet stored to atomic `{}`", region.lock),
         };
         steps.push(Step {
             guessed: false,

@@ -62,6 +62,8 @@ struct KnowledgeFile {
     threads: ThreadsSection,
     #[serde(default)]
     prepass: PrepassSection,
+    #[serde(default)]
+    construction: ConstructionSection,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -92,6 +94,10 @@ struct GilSection {
     acquire_calls: Vec<String>,
     #[serde(default)]
     release_state_calls: Vec<String>,
+    /// Types of callables that take the GIL when called, since they may wrap a Python
+    /// callable (`std::function`, through pybind11's `functional.h`).
+    #[serde(default)]
+    acquiring_callables: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -136,6 +142,21 @@ struct BindingsSection {
     callable_wrappers: Vec<String>,
     #[serde(default)]
     method_tables: Vec<String>,
+    /// `py::init<Args...>()`: with no argument, binds the bound class's constructor.
+    #[serde(default)]
+    constructor_wrappers: Vec<String>,
+    /// Project functions that bind their callable argument under their string argument, as
+    /// `.def` does (`def_nogil(m, "name", f)`); in `def_functions_released`, with the GIL
+    /// released on entry. Those defined in the file that calls them are found by themselves.
+    #[serde(default)]
+    def_functions: Vec<String>,
+    #[serde(default)]
+    def_functions_released: Vec<String>,
+    /// Macros whose first argument is a function bound under its own name, entered with the GIL
+    /// held: `ADD(f)` written as a method-table entry `{#f, (PyCFunction)f, ...}`. Those defined
+    /// in the analysed tree are found by themselves.
+    #[serde(default)]
+    entry_macros: Vec<String>,
     call_guard: Option<String>,
 }
 
@@ -171,6 +192,23 @@ struct ThreadsSection {
     condvar_wait_methods: Vec<String>,
     #[serde(default)]
     condvar_notify_methods: Vec<String>,
+    #[serde(default)]
+    atomic_types: Vec<String>,
+    #[serde(default)]
+    atomic_load_methods: Vec<String>,
+    #[serde(default)]
+    atomic_store_methods: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConstructionSection {
+    /// `std::make_shared<T>(args...)`: calls that construct their first template argument.
+    #[serde(default)]
+    calls: Vec<String>,
+    /// `v.push_back(x)`: methods that add an element made from their arguments to a sequence.
+    #[serde(default)]
+    container_add_methods: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -215,6 +253,16 @@ impl NameSet {
     }
 }
 
+/// What a function-like macro of the analysed code is, read from its `#define`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProjectMacro {
+    /// Its arguments run in this GIL state: `SCOPED_GIL_RELEASE(code)`.
+    Wrapper(String, crate::model::GilState),
+    /// Its argument number `.1` is a function bound under its own name: `ADD(f)` for
+    /// `{#f, (PyCFunction)f, METH_VARARGS, nullptr}`.
+    Entry(String, usize),
+}
+
 /// All loaded knowledge, merged over the files.
 #[derive(Clone, Debug, Default)]
 pub struct Knowledge {
@@ -245,6 +293,12 @@ pub struct Knowledge {
     pub property_methods: HashSet<String>,
     pub callable_wrappers: HashSet<String>,
     pub method_tables: HashSet<String>,
+    pub constructor_wrappers: HashSet<String>,
+    /// Function name -> whether it binds with the GIL released.
+    pub def_functions: std::collections::HashMap<String, bool>,
+    /// Macro name -> the index of its argument that is bound.
+    pub entry_macros: std::collections::HashMap<String, usize>,
+    pub constructing_calls: NameSet,
     pub call_guards: NameSet,
     pub once_calls: NameSet,
     pub static_locals: bool,
@@ -256,9 +310,14 @@ pub struct Knowledge {
     pub spawn_types: NameSet,
     pub spawn_calls: NameSet,
     pub join_methods: HashSet<String>,
+    pub container_add_methods: HashSet<String>,
     pub condvar_types: NameSet,
     pub condvar_wait_methods: HashSet<String>,
     pub condvar_notify_methods: HashSet<String>,
+    pub atomic_types: NameSet,
+    pub atomic_load_methods: HashSet<String>,
+    pub atomic_store_methods: HashSet<String>,
+    pub acquiring_callables: NameSet,
     pub prepass_blank: HashSet<String>,
     pub prepass_rewrite: BTreeMap<String, String>,
     /// What the Rust front-end reads (`language = "rust"` files).
@@ -351,6 +410,18 @@ impl Knowledge {
         self.callable_wrappers
             .extend(b.callable_wrappers.iter().cloned());
         self.method_tables.extend(b.method_tables.iter().cloned());
+        self.constructor_wrappers
+            .extend(b.constructor_wrappers.iter().cloned());
+        self.def_functions
+            .extend(b.def_functions.iter().map(|f| (f.clone(), false)));
+        self.def_functions
+            .extend(b.def_functions_released.iter().map(|f| (f.clone(), true)));
+        self.entry_macros
+            .extend(b.entry_macros.iter().map(|m| (m.clone(), 0)));
+        self.constructing_calls
+            .extend(&file.construction.calls, &[]);
+        self.container_add_methods
+            .extend(file.construction.container_add_methods.iter().cloned());
         if let Some(guard) = &b.call_guard {
             self.call_guards.extend(std::slice::from_ref(guard), ns);
         }
@@ -372,6 +443,13 @@ impl Knowledge {
             .extend(threads.condvar_wait_methods.iter().cloned());
         self.condvar_notify_methods
             .extend(threads.condvar_notify_methods.iter().cloned());
+        self.atomic_types.extend(&threads.atomic_types, &[]);
+        self.atomic_load_methods
+            .extend(threads.atomic_load_methods.iter().cloned());
+        self.atomic_store_methods
+            .extend(threads.atomic_store_methods.iter().cloned());
+        self.acquiring_callables
+            .extend(&gil.acquiring_callables, &[]);
         self.prepass_blank
             .extend(file.prepass.blank.iter().cloned());
         self.prepass_rewrite.extend(file.prepass.rewrite.clone());
@@ -397,8 +475,18 @@ impl Knowledge {
         }
     }
 
-    /// Adds wrappers found in the analysed code: `(name, state its arguments run in)`.
-    pub fn add_wrappers(&mut self, wrappers: impl IntoIterator<Item = (String, GilState)>) {
+    /// Adds what the analysed code's own macros were found to be.
+    pub fn add_macros(&mut self, macros: impl IntoIterator<Item = ProjectMacro>) {
+        let mut wrappers = Vec::new();
+        for found in macros {
+            match found {
+                ProjectMacro::Wrapper(name, state) => wrappers.push((name, state)),
+                ProjectMacro::Entry(name, argument) => {
+                    self.entry_macros.insert(name, argument);
+                }
+            }
+        }
+        // `(name, state its arguments run in)`.
         add_by_state(
             &mut self.release_wrappers,
             &mut self.acquire_wrappers,

@@ -149,7 +149,7 @@ pub fn analyse_files_opts(
         .map(|(path, _)| read_text(path, limit))
         .collect();
     let mut knowledge = knowledge.clone();
-    // Guard types and `#define` wrappers are C/C++ only. Guards first: a wrapper may use one.
+    // Guard types and `#define`s are C/C++ only. Guards first: a wrapper macro may use one.
     let cpp_texts = || {
         files
             .par_iter()
@@ -161,10 +161,10 @@ pub fn analyse_files_opts(
         .flat_map_iter(|text| frontend::cpp::guards::guard_facts(text, &knowledge))
         .collect();
     knowledge.add_guards(frontend::cpp::guards::infer_guards(guard_facts));
-    let wrappers: Vec<_> = cpp_texts()
-        .flat_map_iter(|text| frontend::cpp::wrapper_macros(text, &knowledge))
+    let macros: Vec<_> = cpp_texts()
+        .flat_map_iter(|text| frontend::cpp::project_macros(text, &knowledge))
         .collect();
-    knowledge.add_wrappers(wrappers);
+    knowledge.add_macros(macros);
     // Rust struct fields and statics, crate by crate: a file uses those another declares.
     let rust_types: Vec<(String, knowledge::CrateTypes)> = files
         .par_iter()

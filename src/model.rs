@@ -228,6 +228,9 @@ pub enum LockKind {
     Thread,
     /// A condition variable waited on: the notifying code "holds" it until it notifies.
     Condvar,
+    /// An atomic spun on (`while (flag.load()) ...`): the code that stores to it "holds" it
+    /// until it stores.
+    Atomic,
     /// A lazily initialised static (`Lazy`, `LazyLock`, `lazy_static!`): its first use runs the
     /// initialiser holding the static's lock, and other uses wait for it.
     Lazy,
@@ -248,7 +251,10 @@ impl LockKind {
 
     /// Waiting for it means waiting for another thread's work, not for a lock.
     pub fn is_work(&self) -> bool {
-        matches!(self, LockKind::Thread | LockKind::Condvar)
+        matches!(
+            self,
+            LockKind::Thread | LockKind::Condvar | LockKind::Atomic
+        )
     }
 }
 

@@ -28,7 +28,7 @@ fn every_fuzz_regression_runs_clean() {
         let _ = seeds.in_text(&text, Language::Rust);
         let _ = scan_cpp(&text, &rewrites);
         let _ = scan_rust(&text, Path::new("src/lib.rs"));
-        let _ = frontend::cpp::wrapper_macros(&text, &knowledge);
+        let _ = frontend::cpp::project_macros(&text, &knowledge);
         let _ = frontend::cpp::guards::guard_facts(&text, &knowledge);
         let cleaned = frontend::cpp::neutralise(&text, &knowledge);
         assert_eq!(cleaned.len(), text.len(), "{}", input.display());

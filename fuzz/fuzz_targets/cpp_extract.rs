@@ -8,7 +8,7 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let k = knowledge();
-    let _ = cpp::wrapper_macros(&text, k);
+    let _ = cpp::project_macros(&text, k);
     let cleaned = cpp::neutralise(&text, k);
     assert_eq!(cleaned.len(), text.len(), "the pre-pass keeps every offset");
     let _ = on_worker(|| cpp::extract(&text, k));

@@ -6,9 +6,12 @@
 //!    first), then through its `using` directives, then as written;
 //! 2. failing that, by the name's last segments when exactly one qualified name ends with them;
 //!    both steps among the functions of the caller's language and those with C linkage;
-//! 3. `this->f()` goes to the caller's own class (or a scope around it, not a global `f`), then
+//! 3. failing both, a class's name (`T(a)`, and the constructions the front-end writes so:
+//!    `T x(a)`, `new T(a)`, `make_shared<T>(a)`) runs that class's constructors, and `C::f`
+//!    runs the nearest `f` among `C`'s bases;
+//! 4. `this->f()` goes to the caller's own class (or a scope around it, not a global `f`), then
 //!    like `x.f()`;
-//! 4. `x.f()` / `p->f()` with an unknown receiver type goes to every method named `f` (not to a
+//! 5. `x.f()` / `p->f()` with an unknown receiver type goes to every method named `f` (not to a
 //!    framework's own methods from a file that never names the framework).
 //!
 //! Rust follows the same rules with its module paths, except that method calls on receivers of

@@ -269,23 +269,29 @@ fn typed<L: Lookup>(lookup: &L, caller: Scope, path: &str, ty: &str) -> Vec<L::I
         }
     }
     if !found.iter().any(|&id| own(id)) {
-        let mut level = vec![class.to_string()];
-        let mut seen: FxHashSet<String> = FxHashSet::from_iter([class.to_string()]);
-        while !level.is_empty() {
-            level = level
-                .iter()
-                .flat_map(|c| lookup.bases(c))
-                .filter(|b| seen.insert(b.clone()))
-                .collect();
-            let mut inherited = lookup.methods_of(path, &level);
-            inherited.retain(same_language);
-            if !inherited.is_empty() {
-                found.extend(inherited);
-                break;
-            }
-        }
+        found.extend(inherited(lookup, path, class, caller.language));
     }
     found
+}
+
+/// The nearest definitions of method `name` among the bases of `class` (by simple name), level
+/// by level up the hierarchy, in `language`.
+fn inherited<L: Lookup>(lookup: &L, name: &str, class: &str, language: Language) -> Vec<L::Id> {
+    let mut level = vec![class.to_string()];
+    let mut seen: FxHashSet<String> = FxHashSet::from_iter([class.to_string()]);
+    while !level.is_empty() {
+        level = level
+            .iter()
+            .flat_map(|c| lookup.bases(c))
+            .filter(|b| seen.insert(b.clone()))
+            .collect();
+        let mut found = lookup.methods_of(name, &level);
+        found.retain(|&id| lookup.language(id) == language);
+        if !found.is_empty() {
+            return found;
+        }
+    }
+    Vec::new()
 }
 
 /// The methods named `name`, or none when the program has more than [`MAX_UNTYPED_FANOUT`];
@@ -348,9 +354,32 @@ fn through_usings<L: Lookup>(lookup: &L, caller: Scope, path: &str) -> Vec<L::Id
     Vec::new()
 }
 
+/// Rules 1 to 3 of [`super`]'s doc: `path` as a function's name; failing that, as a class's
+/// name, its constructors (`T(a)`, `T x(a)`, `new T(a)`); failing that, `C::f` as a method that
+/// `C` inherits (`&Derived::f` bound for `Base::f`).
+fn resolve_path<L: Lookup>(lookup: &L, caller: Scope, path: &str) -> Vec<L::Id> {
+    let found = resolve_function(lookup, caller, path);
+    if !found.is_empty() || caller.language != Language::Cpp {
+        return found;
+    }
+    let found = resolve_function(lookup, caller, &constructor_path(path));
+    if !found.is_empty() {
+        return found;
+    }
+    match split_path(path) {
+        Some((owner, name)) => inherited(lookup, name, last_segment(owner), caller.language),
+        None => Vec::new(),
+    }
+}
+
+/// The name of the constructors of the class named `class`: `ns::T::T` for `ns::T`.
+fn constructor_path(class: &str) -> String {
+    format!("{class}::{}", last_segment(class))
+}
+
 /// Rules 1 and 2 of [`super`]'s doc: the caller's scopes, its `using`s, then the functions of
 /// the one qualified name that ends with `path` (none when there are several).
-fn resolve_path<L: Lookup>(lookup: &L, caller: Scope, path: &str) -> Vec<L::Id> {
+fn resolve_function<L: Lookup>(lookup: &L, caller: Scope, path: &str) -> Vec<L::Id> {
     if let Some((_, found)) = scoped_lookup(lookup, caller, path) {
         return found;
     }
@@ -570,6 +599,32 @@ mod tests {
                     namespace q { struct Window { void Present() {} }; }\n\
                     void use(p::Window& w) { w.Present(); }\n";
         assert_eq!(one_cpp(body, "use"), [["p::Window::Present"]]);
+    }
+
+    #[test]
+    fn a_class_name_called_runs_its_constructors() {
+        let body = "namespace n { struct T { T(int) {}\n T(int, int) {} }; }\n\
+                    void use() { n::T(1); n::T(1, 2); }\n";
+        assert_eq!(one_cpp(body, "use"), [["n::T::T"], ["n::T::T"]]);
+    }
+
+    #[test]
+    fn a_qualified_method_that_its_class_inherits_is_the_bases() {
+        let body = "struct Base { void go() {} };\nstruct Mid : Base {};\nstruct Leaf : Mid {};\n\
+                    void use() { Leaf::go(); }\n";
+        assert_eq!(one_cpp(body, "use"), [["Base::go"]]);
+    }
+
+    #[test]
+    fn an_untyped_receiver_in_a_method_is_not_an_object_of_its_own_class() {
+        // `rel` is a field declared in a header: the wrapped native object, not another `PyRel`.
+        let body = "struct Native { void Insert(int) {} };\n\
+                    struct PyRel { void Insert(int v) { rel->Insert(v); this->Check(); }\n\
+                    void Check() {} };\n";
+        assert_eq!(
+            one_cpp(body, "PyRel::Insert"),
+            [["Native::Insert"], ["PyRel::Check"]]
+        );
     }
 
     #[test]

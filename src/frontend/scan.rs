@@ -41,7 +41,9 @@ impl Seeds {
             .into_iter()
             .flatten()
             .map(String::as_str),
-        );
+        )
+        .chain(knowledge.def_functions.keys().map(String::as_str))
+        .chain(knowledge.entry_macros.keys().map(String::as_str));
         let rust = [
             &knowledge.rust.function_attributes,
             &knowledge.rust.impl_attributes,

@@ -89,7 +89,7 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
             let (message, runner, deadlock) = if work {
                 (
                     match lock.kind {
-                        LockKind::Condvar => format!(
+                        LockKind::Condvar | LockKind::Atomic => format!(
                             "waiting on {lock_name} while holding the GIL deadlocks: the notifying thread needs the GIL first"
                         ),
                         _ => format!(

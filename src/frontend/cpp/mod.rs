@@ -11,7 +11,7 @@ use std::ops::ControlFlow;
 
 use tree_sitter::{Node, ParseOptions, Parser};
 
-use crate::knowledge::Knowledge;
+use crate::knowledge::{Knowledge, ProjectMacro};
 use crate::model::{
     Binding, CallNote, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState,
     GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span, last_segment,
@@ -76,10 +76,12 @@ pub fn error_bytes(tree: &tree_sitter::Tree) -> usize {
     total
 }
 
-/// Function-like macros of the file whose body releases or acquires the GIL
-/// (`#define SCOPED_GIL_RELEASE(code) { py::gil_scoped_release r; code }`): their arguments run in
-/// that state at every use, in any file.
-pub fn wrapper_macros(text: &str, knowledge: &Knowledge) -> Vec<(String, GilState)> {
+/// What the file's function-like macros are: wrappers whose body releases or acquires the GIL
+/// (`#define SCOPED_GIL_RELEASE(code) { py::gil_scoped_release r; code }`), whose arguments run
+/// in that state at every use, in any file; and method-table entries
+/// (`#define ADD(fn) g_methods.push_back({#fn, (PyCFunction)fn, METH_VARARGS, nullptr})`), whose
+/// argument is bound.
+pub fn project_macros(text: &str, knowledge: &Knowledge) -> Vec<ProjectMacro> {
     let mut found = Vec::new();
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
@@ -121,12 +123,40 @@ pub fn wrapper_macros(text: &str, knowledge: &Knowledge) -> Vec<(String, GilStat
                 || knowledge.acquire_wrappers.contains(w)
         });
         if releases {
-            found.push((name.to_string(), GilState::Released));
+            found.push(ProjectMacro::Wrapper(name.to_string(), GilState::Released));
         } else if acquires {
-            found.push((name.to_string(), GilState::Held));
+            found.push(ProjectMacro::Wrapper(name.to_string(), GilState::Held));
+        } else if let Some(argument) = entry_argument(body) {
+            found.push(ProjectMacro::Entry(name.to_string(), argument));
         }
     }
     found
+}
+
+/// For a macro's `(params) body` that writes a method-table entry naming a parameter twice,
+/// `{#fn, (PyCFunction)fn, ...}`, that parameter's index.
+fn entry_argument(definition: &str) -> Option<usize> {
+    let close = definition.find(')')?;
+    let compact: String = definition[close..]
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    definition[1..close]
+        .split(',')
+        .map(str::trim)
+        .position(|parameter| {
+            !parameter.is_empty()
+                && compact
+                    .split(&format!("{{#{parameter},"))
+                    .nth(1)
+                    .and_then(|after| after.split(',').next())
+                    .is_some_and(|function| {
+                        let function = function.trim_end_matches(')');
+                        function == parameter
+                            || function.ends_with(&format!("){parameter}"))
+                            || function.ends_with(&format!("({parameter}"))
+                    })
+        })
 }
 
 /// Extracts the model of one file. Spans carry file id 0; [`crate::model::Program::add_file`]
@@ -146,6 +176,7 @@ pub fn extract(text: &str, knowledge: &Knowledge) -> Result<FileModel, String> {
         global_types: FxHashMap::default(),
         returns: FxHashMap::default(),
         global_callables: Default::default(),
+        def_helpers: FxHashMap::default(),
         object_fields: FxHashMap::default(),
         frames: Vec::new(),
         depth: 0,
@@ -175,10 +206,16 @@ struct Frame {
     lambdas: usize,
     /// Declared types of parameters and local variables, for member-call receivers.
     types: FxHashMap<String, String>,
-    /// Local `std::thread`s and futures started here, by variable name.
-    threads: FxHashSet<String>,
+    /// Local `std::thread`s and futures started here, and containers of them, by variable
+    /// name: the thread's name. A range-for variable over a container names its threads.
+    threads: FxHashMap<String, String>,
     /// Where the body starts: a notifying function "holds" its condition variable from there.
     body_start: u32,
+    /// Parameters that refer to a caller's Python object (`const py::object &o`), with their
+    /// type as shown: returning one by value copies it.
+    python_references: FxHashMap<String, String>,
+    /// The function returns a reference (`py::object &get()`): returning copies nothing.
+    returns_reference: bool,
 }
 
 struct Walker<'a> {
@@ -202,6 +239,9 @@ struct Walker<'a> {
     object_fields: FxHashMap<String, Vec<(Span, String, String)>>,
     /// Namespace-scope variables and class fields that are Python callables.
     global_callables: FxHashSet<String>,
+    /// Functions of the file that pass their parameters to `.def` (`def_nogil(m, name, f)`), by
+    /// name: what releases the GIL on entry of what they bind (`py::call_guard<...>()`).
+    def_helpers: FxHashMap<String, Option<(Span, String)>>,
     frames: Vec<Frame>,
     depth: usize,
     /// Inside `extern "C" { ... }` or before an `extern "C"` definition.
@@ -257,12 +297,17 @@ const STANDARD_POINTERS: &[&str] = &["weak_ptr", "shared_ptr", "unique_ptr"];
 /// `None` for anything else: a map's `m[k]` is its value, not its first template argument.
 fn element_type(container: &str) -> Option<&str> {
     const SEQUENCES: &[&str] = &["vector", "array", "deque", "span"];
-    let (name, arguments) = container.split_once('<')?;
-    let name = name.rsplit("::").next()?.trim();
+    let name = container.split('<').next()?.rsplit("::").next()?.trim();
     if !SEQUENCES.contains(&name) {
         return None;
     }
-    // The first template argument, up to a `,` or the closing `>` at its own depth.
+    first_template_argument(container)
+}
+
+/// The first template argument of a type or name as written: `Spec` in `py::class_<Spec, Base>`.
+fn first_template_argument(written: &str) -> Option<&str> {
+    let (_, arguments) = written.split_once('<')?;
+    // Up to a `,` or the closing `>` at its own depth.
     let mut depth = 0usize;
     let end = arguments.char_indices().find_map(|(i, c)| match c {
         '<' => {
@@ -297,9 +342,14 @@ impl<'a> Walker<'a> {
     /// `py::cast<int>` -> `pybind11::cast`... except that aliases to framework namespaces are kept
     /// as written, since the knowledge lists both spellings.
     fn path(&self, node: Node) -> String {
+        self.path_of_text(self.text(node))
+    }
+
+    /// [`Walker::path`] of a name's text.
+    fn path_of_text(&self, text: &str) -> String {
         let mut out = String::new();
         let mut depth = 0;
-        for c in self.text(node).chars() {
+        for c in text.chars() {
             match c {
                 '<' => depth += 1,
                 '>' if depth > 0 => depth -= 1,
@@ -471,11 +521,64 @@ impl<'a> Walker<'a> {
                 }
             }
             "call_expression" => self.visit_call(node),
-            "declaration" => self.visit_declaration(node),
+            "return_statement" => {
+                if let Some(value) = node.named_child(0)
+                    && let Some(what) = self.copied_for_return(value)
+                {
+                    self.add_py_use(value, what, false);
+                }
+                self.visit_children(node);
+            }
+            "assignment_expression" => {
+                // `flag = 0` on an atomic stores to it (see `wait_for_work`).
+                if let Some(left) = node.child_by_field_name("left")
+                    && self.type_of(left).is_some_and(|ty| {
+                        self.names(&self.k.atomic_types, ty.split('<').next().unwrap_or(&ty))
+                    })
+                    && let Some(frame) = self.frames.last()
+                {
+                    let region = LockRegion {
+                        span: span(node),
+                        kind: LockKind::Atomic,
+                        lock: self.path(left),
+                        scope: frame.body_start..node.start_byte() as u32,
+                        waits: false,
+                    };
+                    if let Some(function) = self.function() {
+                        function.lock_regions.push(region);
+                    }
+                }
+                self.visit_children(node);
+            }
             "for_range_loop" => {
+                // `for (auto &t : pool)`: `t` is each of `pool`'s threads.
+                if let (Some(element), Some(range)) = (
+                    node.child_by_field_name("declarator")
+                        .and_then(declared_name),
+                    node.child_by_field_name("right"),
+                ) {
+                    let element_name = self.text(element).to_string();
+                    let range = self.text(range);
+                    if let Some(frame) = self.frame()
+                        && let Some(thread) = frame.threads.get(range).cloned()
+                    {
+                        frame.threads.insert(element_name, thread);
+                    }
+                }
                 self.type_range_variable(node);
                 self.visit_children(node);
             }
+            // `new T(a)`, `T{a}`: `T`'s constructor runs.
+            "new_expression" | "compound_literal_expression" => {
+                if let Some(ty) = node.child_by_field_name("type") {
+                    let arguments = node
+                        .child_by_field_name("arguments")
+                        .or_else(|| node.child_by_field_name("value"));
+                    self.construct(ty, arguments);
+                }
+                self.visit_children(node);
+            }
+            "declaration" => self.visit_declaration(node),
             _ => self.visit_children(node),
         }
     }
@@ -566,16 +669,32 @@ impl<'a> Walker<'a> {
             parameters,
         );
         self.model.functions[id].wraps_python = in_class && self.object_fields.contains_key(&class);
-        self.enter(id, parameters, body);
-        if destructor {
-            self.destroyed_after_body(id, &name, &class, body);
+        let returns_reference = declarator.kind() == "reference_declarator";
+        self.enter(id, parameters, body, returns_reference);
+        if destructor && let Some(fields) = self.object_fields.get(&class).cloned() {
+            let owned = fields
+                .into_iter()
+                .map(|(at, field, ty)| {
+                    let what =
+                        format!("the `{ty}` field `{field}` is destroyed after `{name}`'s body");
+                    (at, field, what)
+                })
+                .collect();
+            self.destroyed_after_body(id, &name, owned, body);
         }
     }
 
-    /// A destructor that takes the GIL for its body shows it can run without it; the class's
-    /// Python-object fields are destroyed after the body, when the GIL is released again. Such a
-    /// destructor is an entry point entered with the GIL released.
-    fn destroyed_after_body(&mut self, id: FnId, name: &str, class: &str, body: Node) {
+    /// A destructor (or a lambda) that takes the GIL for its body shows it can run without it;
+    /// what it owns (the class's Python-object fields, the lambda's Python captures: `(where,
+    /// name, what happens)`) is destroyed after the body, when the GIL is released again. Such a
+    /// function is an entry point entered with the GIL released.
+    fn destroyed_after_body(
+        &mut self,
+        id: FnId,
+        name: &str,
+        owned: Vec<(Span, String, String)>,
+        body: Node,
+    ) {
         let body_end = body.end_byte() as u32;
         let Some(acquire) = self.model.functions[id]
             .gil_switches
@@ -583,9 +702,6 @@ impl<'a> Walker<'a> {
             .find(|s| s.to == GilState::Held && s.scope.end == body_end)
             .map(|s| s.span)
         else {
-            return;
-        };
-        let Some(fields) = self.object_fields.get(class).cloned() else {
             return;
         };
         // A field emptied in the body (`cb_.release().dec_ref()`, `cb_ = py::object()`, or moved
@@ -606,10 +722,10 @@ impl<'a> Walker<'a> {
                     .iter()
                     .any(|t| body_text.contains(&format!("{field}={t}()")))
         };
-        for (at, field, ty) in fields.into_iter().filter(|(_, field, _)| !emptied(field)) {
+        for (at, _, what) in owned.into_iter().filter(|(_, field, _)| !emptied(field)) {
             self.model.functions[id].py_uses.push(PyUse {
                 span: at,
-                what: format!("the `{ty}` field `{field}` is destroyed after `{name}`'s body"),
+                what,
                 runs_code: false,
                 needs_gil_check: true,
             });
@@ -641,7 +757,7 @@ impl<'a> Walker<'a> {
     }
 
     /// Walks a function body with a fresh frame.
-    fn enter(&mut self, id: FnId, parameters: Option<Node>, body: Node) {
+    fn enter(&mut self, id: FnId, parameters: Option<Node>, body: Node, returns_reference: bool) {
         let mut frame = Frame {
             id,
             locals: FxHashMap::default(),
@@ -650,6 +766,8 @@ impl<'a> Walker<'a> {
             types: FxHashMap::default(),
             threads: Default::default(),
             body_start: body.start_byte() as u32,
+            python_references: FxHashMap::default(),
+            returns_reference,
         };
         if let Some(parameters) = parameters {
             let mut cursor = parameters.walk();
@@ -663,13 +781,18 @@ impl<'a> Walker<'a> {
                     continue;
                 };
                 let ty_path = self.path(ty);
-                let by_value = parameter
+                let declarator_kind = parameter
                     .child_by_field_name("declarator")
-                    .is_some_and(|d| d.kind() == "identifier");
-                if by_value
-                    && self.names(&self.k.python_types, &ty_path)
-                    && !self.names(&self.k.non_owning_types, &ty_path)
-                {
+                    .map(|d| d.kind());
+                let owning = self.names(&self.k.python_types, &ty_path)
+                    && !self.names(&self.k.non_owning_types, &ty_path);
+                if owning && declarator_kind == Some("reference_declarator") {
+                    let shown = self.text(ty).split('<').next().unwrap_or("").trim();
+                    frame
+                        .python_references
+                        .insert(self.text(name).to_string(), shown.to_string());
+                }
+                if owning && declarator_kind == Some("identifier") {
                     // The caller's copy is made, and destroyed at return, in this function's GIL
                     // state: reference counting without the GIL when it is entered released.
                     let shown = self.text(ty).split('<').next().unwrap_or("").trim();
@@ -733,10 +856,44 @@ impl<'a> Walker<'a> {
             span(introducer),
             parameters,
         );
+        let captured = self.python_captures(node);
         if let Some(body) = node.child_by_field_name("body") {
-            self.enter(id, parameters, body);
+            self.enter(id, parameters, body, false);
+            if !captured.is_empty() {
+                self.destroyed_after_body(id, "{lambda}", captured, body);
+            }
         }
         id
+    }
+
+    /// The Python objects a lambda captures by copy (`[cb]`, with `cb` a `py::function` of the
+    /// enclosing function): the lambda owns them, and they are destroyed with it.
+    fn python_captures(&self, lambda: Node) -> Vec<(Span, String, String)> {
+        let (Some(captures), Some(frame)) =
+            (lambda.child_by_field_name("captures"), self.frames.last())
+        else {
+            return Vec::new();
+        };
+        let mut cursor = captures.walk();
+        captures
+            .named_children(&mut cursor)
+            // By copy: `[cb]`, not `[&cb]` (whose `&` is a token of its own).
+            .filter(|c| {
+                c.kind() == "identifier" && c.prev_sibling().is_none_or(|p| p.kind() != "&")
+            })
+            .filter_map(|c| {
+                let name = self.text(c);
+                let ty = self.path_of_text(frame.types.get(name)?);
+                let owning = self.names(&self.k.python_types, &ty)
+                    && !self.names(&self.k.non_owning_types, &ty);
+                owning.then(|| {
+                    let what = format!(
+                        "the `{ty}` captured as `{name}` is destroyed after the lambda's body"
+                    );
+                    (span(c), name.to_string(), what)
+                })
+            })
+            .collect()
     }
 
     /// `(required, maximum)` arguments of a parameter list; `(void)` takes none.
@@ -781,6 +938,19 @@ impl<'a> Walker<'a> {
         self.add_call_with_args(node, target, None);
     }
 
+    /// A `T` built from `arguments` (`T x(a)`, `new T(a)`): a call by the class's name, which
+    /// the call graph takes for its constructors. Not for primitive types and `auto`.
+    fn construct(&mut self, ty: Node, arguments: Option<Node>) {
+        if self.declared_type(ty).is_none() {
+            return;
+        }
+        let target = CallTarget::Named {
+            path: self.path(ty).into(),
+            receiver: Receiver::None,
+        };
+        self.add_call_with_args(ty, target, arguments);
+    }
+
     fn add_py_use(&mut self, node: Node, what: String, runs_code: bool) {
         let use_ = PyUse {
             span: span(node),
@@ -790,6 +960,19 @@ impl<'a> Walker<'a> {
         };
         if let Some(function) = self.function() {
             function.py_uses.push(use_);
+        }
+    }
+
+    /// The GIL taken for the call `call` only (at `node`).
+    fn add_gil_switch_over(&mut self, node: Node, call: Node, what: String) {
+        let switch = GilSwitch {
+            span: span(node),
+            to: GilState::Held,
+            scope: call.start_byte() as u32..call.end_byte() as u32,
+            what,
+        };
+        if let Some(function) = self.function() {
+            function.gil_switches.push(switch);
         }
     }
 
@@ -850,7 +1033,47 @@ impl<'a> Walker<'a> {
                 function.gil_switches.push(switch);
             }
         }
+        if self.register_macro_entry(&path, &args) || self.register_def_call(callee, &path, &args) {
+            return;
+        }
+        // `std::thread(f).detach()`, `std::async(policy, f)`: a thread started in an expression.
+        if !self.frames.is_empty()
+            && self.spawn_arguments(node).is_some()
+            && self.spawn(&shown, arguments)
+        {
+            return;
+        }
+        if self.names_framework
+            && self
+                .type_of(callee)
+                .is_some_and(|ty| self.names(&self.k.acquiring_callables, &self.path_of_text(&ty)))
+        {
+            // A `std::function` made from a Python callable takes the GIL when called.
+            self.add_gil_switch_over(callee, node, format!("`{shown}`"));
+            self.add_py_use(
+                callee,
+                format!("`{shown}`, which may wrap a Python callable, is called"),
+                true,
+            );
+            return self.visit(arguments);
+        }
         if self.names(&self.k.ready_after_import, &path) {
+            return self.visit(arguments);
+        }
+        if self.names(&self.k.constructing_calls, &path) {
+            // `std::make_shared<T>(a)`: the type is the callee's first template argument.
+            if let Some(ty) = callee
+                .child_by_field_name("arguments")
+                .or_else(|| {
+                    callee
+                        .child_by_field_name("name")?
+                        .child_by_field_name("arguments")
+                })
+                .and_then(|a| a.named_child(0))
+                .and_then(|d| d.child_by_field_name("type"))
+            {
+                self.construct(ty, Some(arguments));
+            }
             return self.visit(arguments);
         }
         if self.names(&self.k.once_calls, &path) {
@@ -982,6 +1205,16 @@ impl<'a> Walker<'a> {
         {
             self.lock_method(node, receiver, &method);
         } else if let Some(receiver) = receiver
+            && self.spawn_into_container(receiver, &method, args)
+        {
+            return;
+        } else if let Some(receiver) = receiver
+            && let [entry] = args
+            && self.adds_table_entry(receiver, &method)
+        {
+            // `methods.push_back({"name", (PyCFunction)f, METH_VARARGS, doc})` at run time.
+            self.register_table_entry(*entry);
+        } else if let Some(receiver) = receiver
             && let Some(region) = self.wait_for_work(node, receiver, &method)
         {
             if let Some(function) = self.function() {
@@ -1006,6 +1239,97 @@ impl<'a> Walker<'a> {
         self.visit_children(node);
     }
 
+    /// `ADD(f)`, a macro that writes a method-table entry: binds `f`.
+    fn register_macro_entry(&mut self, path: &str, args: &[Node]) -> bool {
+        let Some(function) = self
+            .k
+            .entry_macros
+            .get(path)
+            .and_then(|&argument| args.get(argument))
+            .filter(|a| a.kind() == "identifier")
+        else {
+            return false;
+        };
+        let target = CallTarget::Named {
+            path: self.path(*function).into(),
+            receiver: Receiver::None,
+        };
+        self.push_binding(
+            self.text(*function).to_string(),
+            span(*function),
+            target,
+            None,
+        );
+        true
+    }
+
+    /// `def_nogil(m, "name", f)`, a call of a project function that binds `f` as `.def` does
+    /// (see [`Walker::def_helpers`] and the knowledge's `def_functions`).
+    fn register_def_call(&mut self, callee: Node, path: &str, args: &[Node]) -> bool {
+        let helper = last_segment(path);
+        let guard = match (
+            self.def_helpers.get(helper),
+            self.k.def_functions.get(helper),
+        ) {
+            (Some(guard), _) => guard.clone(),
+            (None, Some(&released)) => released.then(|| (span(callee), format!("`{helper}`"))),
+            (None, None) => return false,
+        };
+        let Some(at) = args.iter().position(|a| a.kind() == "string_literal") else {
+            return false;
+        };
+        let Some(&callable) = args.get(at + 1) else {
+            return false;
+        };
+        let Some(target) = self.binding_target(callable, None) else {
+            return false;
+        };
+        let name = string_content(self.text(args[at]));
+        let guard = guard.map(|(at, text)| {
+            let why = format!(
+                "`{name}` is bound through `{helper}` with {text}: the GIL is released on entry"
+            );
+            (at, why)
+        });
+        let registration = Span {
+            file: 0,
+            start: callee.start_byte() as u32,
+            end: args[at].end_byte() as u32,
+        };
+        self.push_binding(name, registration, target, guard);
+        for arg in args.iter().filter(|a| a.id() != callable.id()) {
+            self.visit(*arg);
+        }
+        true
+    }
+
+    /// A parameter of the function walked, as passed on: `f`, `std::forward<F>(f)`,
+    /// `std::move(f)`.
+    fn is_forwarded_parameter(&self, node: Node) -> bool {
+        const FORWARDS: &[&str] = &["std::forward", "std::move", "forward", "move"];
+        let node = match node.kind() {
+            "call_expression"
+                if node
+                    .child_by_field_name("function")
+                    .is_some_and(|f| FORWARDS.contains(&self.path(f).as_str())) =>
+            {
+                match node
+                    .child_by_field_name("arguments")
+                    .and_then(|a| a.named_child(0))
+                {
+                    Some(argument) => argument,
+                    None => return false,
+                }
+            }
+            _ => node,
+        };
+        node.kind() == "identifier"
+            && self
+                .frames
+                .last()
+                .is_some_and(|f| matches!(f.locals.get(self.text(node)), Some(Local::Param(_))))
+    }
+
     /// `x.def("name", callable, extra...)`: returns false when it is not a binding after all.
     fn register_binding(
         &mut self,
@@ -1017,6 +1341,22 @@ impl<'a> Walker<'a> {
         let Some((first, rest)) = args.split_first() else {
             return false;
         };
+        // `m.def(name, std::forward<F>(f), extra...)` with the name and the callable passed in:
+        // this function binds what its callers pass, as `.def` does.
+        if self.is_forwarded_parameter(*first)
+            && rest
+                .first()
+                .is_some_and(|c| self.is_forwarded_parameter(*c))
+            && let Some(frame) = self.frames.last()
+        {
+            let helper = self.model.functions[frame.id].name.clone();
+            let guard = args
+                .iter()
+                .find_map(|arg| self.release_call_guard(*arg))
+                .map(|(at, text)| (at, format!("`{text}`")));
+            self.def_helpers.insert(helper, guard);
+            return false;
+        }
         // `def(py::init(...))` binds a constructor: the callable is inside the first argument.
         let (name, callables) = if first.kind() == "string_literal" {
             let count = if self.k.property_methods.contains(method) {
@@ -1050,11 +1390,7 @@ impl<'a> Walker<'a> {
             start: field.start_byte() as u32,
             end: first.end_byte() as u32,
         };
-        let entry = if guard.is_some() {
-            GilState::Released
-        } else {
-            GilState::Held
-        };
+        let bound = receiver.and_then(|r| self.bound_class(r));
         if let Some(receiver) = receiver {
             self.visit(receiver);
         }
@@ -1063,19 +1399,11 @@ impl<'a> Walker<'a> {
                 self.visit(*arg);
                 continue;
             }
-            let Some(target) = self.binding_target(*arg) else {
+            let Some(target) = self.binding_target(*arg, bound.as_deref()) else {
                 self.visit(*arg);
                 continue;
             };
-            self.model.bindings.push(Binding {
-                name: name.clone(),
-                span: registration,
-                scope: self.shared_scope.get(&self.scope),
-                usings: self.shared_usings.get(&self.usings),
-                target,
-                entry,
-                guard: guard.clone(),
-            });
+            self.push_binding(name.clone(), registration, target, guard.clone());
         }
         true
     }
@@ -1091,36 +1419,57 @@ impl<'a> Walker<'a> {
         for table in tables {
             let mut cursor = table.walk();
             let entries: Vec<Node> = table.named_children(&mut cursor).collect();
-            for entry in entries
-                .into_iter()
-                .filter(|e| e.kind() == "initializer_list")
-            {
-                let (Some(name), Some(function)) = (entry.named_child(0), entry.named_child(1))
-                else {
-                    continue;
-                };
-                if name.kind() != "string_literal" {
-                    continue;
-                }
-                let Some(target) = self.binding_target(function) else {
-                    continue;
-                };
-                self.model.bindings.push(Binding {
-                    name: string_content(self.text(name)),
-                    span: span(name),
-                    scope: self.shared_scope.get(&self.scope),
-                    usings: self.shared_usings.get(&self.usings),
-                    target,
-                    entry: GilState::Held,
-                    guard: None,
-                });
+            for entry in entries {
+                self.register_table_entry(entry);
             }
         }
     }
 
+    /// One method-table entry, `{"name", (PyCFunction)f, METH_VARARGS, doc}`: binds `f`, entered
+    /// with the GIL held. Anything else is not one.
+    fn register_table_entry(&mut self, entry: Node) {
+        if entry.kind() != "initializer_list" {
+            return;
+        }
+        let (Some(name), Some(function)) = (entry.named_child(0), entry.named_child(1)) else {
+            return;
+        };
+        if name.kind() != "string_literal" {
+            return;
+        }
+        if let Some(target) = self.binding_target(function, None) {
+            let name_text = string_content(self.text(name));
+            self.push_binding(name_text, span(name), target, None);
+        }
+    }
+
+    /// A binding registered here, entered with the GIL released when `guard` says why.
+    fn push_binding(
+        &mut self,
+        name: String,
+        at: Span,
+        target: CallTarget,
+        guard: Option<(Span, String)>,
+    ) {
+        self.model.bindings.push(Binding {
+            name,
+            span: at,
+            scope: self.shared_scope.get(&self.scope),
+            usings: self.shared_usings.get(&self.usings),
+            target,
+            entry: if guard.is_some() {
+                GilState::Released
+            } else {
+                GilState::Held
+            },
+            guard,
+        });
+    }
+
     /// What a binding's callable argument names: a function (through `&`, `py::overload_cast`,
-    /// `py::init`) or a lambda, which is walked here.
-    fn binding_target(&mut self, arg: Node) -> Option<CallTarget> {
+    /// `py::init`), a lambda, which is walked here, or the constructors of `bound`, the class
+    /// bound (`py::init<int>()`).
+    fn binding_target(&mut self, arg: Node, bound: Option<&str>) -> Option<CallTarget> {
         let mut node = arg;
         loop {
             match node.kind() {
@@ -1134,10 +1483,19 @@ impl<'a> Walker<'a> {
                 "call_expression" => {
                     let callee = self.path(node.child_by_field_name("function")?);
                     let last = callee.rsplit("::").next().unwrap_or("");
+                    let arguments = node.child_by_field_name("arguments")?;
+                    if arguments.named_child_count() == 0
+                        && self.k.constructor_wrappers.contains(last)
+                    {
+                        return bound.map(|class| CallTarget::Named {
+                            path: class.into(),
+                            receiver: Receiver::None,
+                        });
+                    }
                     if !self.k.callable_wrappers.contains(last) {
                         return None;
                     }
-                    node = node.child_by_field_name("arguments")?.named_child(0)?;
+                    node = arguments.named_child(0)?;
                 }
                 "identifier" | "qualified_identifier" | "template_function" => {
                     let path = self.path(node);
@@ -1165,16 +1523,8 @@ impl<'a> Walker<'a> {
         releases.then(|| (span(arg), text.to_string()))
     }
 
-    fn path_of_text(&self, text: &str) -> String {
-        text.chars()
-            .filter(|c| !c.is_whitespace())
-            .collect::<String>()
-            .trim_start_matches("::")
-            .to_string()
-    }
-
-    /// The Python class name of `py::class_<T>(m, "Name")...`, following a `.def(...)` chain.
-    fn class_name(&self, mut receiver: Node) -> Option<String> {
+    /// The `py::class_<T>(m, "Name")` call that a `.def(...)` chain starts with.
+    fn class_call<'t>(&self, mut receiver: Node<'t>) -> Option<Node<'t>> {
         loop {
             if receiver.kind() != "call_expression" {
                 return None;
@@ -1185,16 +1535,32 @@ impl<'a> Walker<'a> {
                 continue;
             }
             let path = self.path(callee);
-            if !path.ends_with("class_") && !path.ends_with("enum_") {
-                return None;
-            }
-            let args = receiver.child_by_field_name("arguments")?;
-            let mut cursor = args.walk();
-            let name = args
-                .named_children(&mut cursor)
-                .find(|a| a.kind() == "string_literal")?;
-            return Some(string_content(self.text(name)));
+            return (path.ends_with("class_") || path.ends_with("enum_")).then_some(receiver);
         }
+    }
+
+    /// The Python class name of `py::class_<T>(m, "Name")...`.
+    fn class_name(&self, receiver: Node) -> Option<String> {
+        let args = self
+            .class_call(receiver)?
+            .child_by_field_name("arguments")?;
+        let mut cursor = args.walk();
+        let name = args
+            .named_children(&mut cursor)
+            .find(|a| a.kind() == "string_literal")?;
+        Some(string_content(self.text(name)))
+    }
+
+    /// The C++ class `T` that `py::class_<T, ...>(m, "Name")...` or a variable `cls` declared
+    /// as a `py::class_<T>` binds.
+    fn bound_class(&self, receiver: Node) -> Option<String> {
+        let written = match self.class_call(receiver) {
+            Some(call) => self.text(call.child_by_field_name("function")?).to_string(),
+            None => self
+                .type_of(receiver)
+                .filter(|ty| ty.split('<').next().is_some_and(|c| c.ends_with("class_")))?,
+        };
+        Some(self.path_of_text(first_template_argument(&written)?)).filter(|c| !c.is_empty())
     }
 
     /// `std::thread t(f, ...)` or `auto fut = std::async(policy, f, ...)`: `f` runs on a new
@@ -1211,17 +1577,66 @@ impl<'a> Walker<'a> {
                 _ => value,
             }
         } else {
-            value
-                .filter(|v| v.kind() == "call_expression")
-                .filter(|v| {
-                    v.child_by_field_name("function")
-                        .is_some_and(|f| self.names(&self.k.spawn_calls, &self.path(f)))
-                })
-                .and_then(|v| v.child_by_field_name("arguments"))
+            value.and_then(|v| self.spawn_arguments(v))
         };
-        let Some(arguments) = arguments else {
+        match arguments {
+            Some(arguments) => self.spawn(&name, arguments),
+            None => false,
+        }
+    }
+
+    /// The arguments of `std::async(policy, f, ...)` or of a thread made in place,
+    /// `std::thread(f, ...)`.
+    fn spawn_arguments<'t>(&self, call: Node<'t>) -> Option<Node<'t>> {
+        if call.kind() != "call_expression" {
+            return None;
+        }
+        let path = self.path(call.child_by_field_name("function")?);
+        (self.names(&self.k.spawn_calls, &path) || self.names(&self.k.spawn_types, &path))
+            .then(|| call.child_by_field_name("arguments"))
+            .flatten()
+    }
+
+    /// `pool.emplace_back(f)` on a container of threads, or `futures.push_back(std::async(f))`
+    /// on any sequence: `f` runs on a new thread that joining an element of `pool` waits for.
+    /// Returns whether the call was one.
+    fn spawn_into_container(&mut self, receiver: Node, method: &str, args: &[Node]) -> bool {
+        if receiver.kind() != "identifier" || !self.k.container_add_methods.contains(method) {
+            return false;
+        }
+        let Some(element) = self
+            .type_of(receiver)
+            .and_then(|ty| element_type(&ty).map(|e| self.path_of_text(e)))
+        else {
             return false;
         };
+        let arguments = match args.first().and_then(|a| self.spawn_arguments(*a)) {
+            Some(made_in_place) => made_in_place,
+            None if self.names(&self.k.spawn_types, &element) => {
+                match args.first().and_then(|a| a.parent()) {
+                    Some(arguments) => arguments,
+                    None => return false,
+                }
+            }
+            None => return false,
+        };
+        let container = self.text(receiver).to_string();
+        self.spawn(&container, arguments)
+    }
+
+    /// Whether `receiver.method(...)` adds an element to a container of method-table entries
+    /// (`std::vector<PyMethodDef>`).
+    fn adds_table_entry(&self, receiver: Node, method: &str) -> bool {
+        self.k.container_add_methods.contains(method)
+            && self
+                .type_of(receiver)
+                .and_then(|ty| element_type(&ty).map(|e| self.path_of_text(e)))
+                .is_some_and(|element| self.k.method_tables.contains(last_segment(&element)))
+    }
+
+    /// `f` among `arguments` (`f, args...`, or `policy, f, args...`) runs on a new thread, which
+    /// the local `variable` names. Returns whether a callable was found.
+    fn spawn(&mut self, variable: &str, arguments: Node) -> bool {
         let mut cursor = arguments.walk();
         let args: Vec<Node> = arguments.named_children(&mut cursor).collect();
         // The callable: a lambda or a function name, skipping a `std::launch` policy.
@@ -1239,7 +1654,7 @@ impl<'a> Walker<'a> {
             return false;
         };
         let thread = format!(
-            "{}::{name}",
+            "{}::{variable}",
             self.frames
                 .last()
                 .map_or(String::new(), |f| self.model.functions[f.id]
@@ -1274,7 +1689,7 @@ impl<'a> Walker<'a> {
             args: (args.len() as u32).saturating_sub(1),
         };
         if let Some(frame) = self.frames.last_mut() {
-            frame.threads.insert(name);
+            frame.threads.insert(variable.to_string(), thread.clone());
         }
         if let Some(function) = self.function() {
             function.push_call(site, [CallNote::Spawns(thread.into())]);
@@ -1290,19 +1705,44 @@ impl<'a> Walker<'a> {
     fn wait_for_work(&self, call: Node, receiver: Node, method: &str) -> Option<LockRegion> {
         let at = call.start_byte() as u32;
         let frame = self.frames.last()?;
-        let receiver_name = self.text(receiver);
-        if self.k.join_methods.contains(method) && frame.threads.contains(receiver_name) {
-            let owner = &self.model.functions[frame.id].qualname;
+        // `t.join()`, or `pool[i].join()` for a container of threads.
+        let variable = match receiver.kind() {
+            "subscript_expression" => receiver.child_by_field_name("argument")?,
+            _ => receiver,
+        };
+        if self.k.join_methods.contains(method)
+            && let Some(thread) = frame.threads.get(self.text(variable))
+        {
             return Some(LockRegion {
                 span: span(call),
                 kind: LockKind::Thread,
                 waits: true,
-                lock: format!("{owner}::{receiver_name}"),
+                lock: thread.clone(),
                 scope: at..at,
             });
         }
         let declared = self.type_of(receiver)?;
         let class = declared.split('<').next().unwrap_or(&declared);
+        if self.names(&self.k.atomic_types, class) {
+            // `while (flag.load()) ...` spins until another thread stores to `flag`.
+            let (scope, waits) = if self.k.atomic_load_methods.contains(method) {
+                if !in_loop_condition(call) {
+                    return None;
+                }
+                (at..at, true)
+            } else if self.k.atomic_store_methods.contains(method) {
+                (frame.body_start..at, false)
+            } else {
+                return None;
+            };
+            return Some(LockRegion {
+                span: span(call),
+                kind: LockKind::Atomic,
+                lock: self.path(receiver),
+                scope,
+                waits,
+            });
+        }
         if !self.names(&self.k.condvar_types, class) {
             return None;
         }
@@ -1403,6 +1843,20 @@ impl<'a> Walker<'a> {
         {
             open.scope.end = at;
         }
+    }
+
+    /// `return o;` where `o` is a caller's Python object (a reference parameter): the returned
+    /// value is a copy, a reference count taken in this function's GIL state. (A local or a
+    /// by-value parameter is moved out instead. A field returned by a getter is a copy too, but
+    /// getters are where calls guessed by method name land most, so they are left out.)
+    fn copied_for_return(&self, value: Node) -> Option<String> {
+        let frame = self.frames.last()?;
+        if frame.returns_reference || value.kind() != "identifier" {
+            return None;
+        }
+        let name = self.text(value);
+        let shown = frame.python_references.get(name)?;
+        Some(format!("the `{shown}` `{name}` is copied to be returned"))
     }
 
     /// A class field's type, for calls on it and for calling it when it is a Python callable.
@@ -1633,13 +2087,13 @@ impl<'a> Walker<'a> {
             {
                 self.global_callables.insert(name.clone());
             }
-            let ty = self
+            let known = self
                 .declared_type(ty)
                 .or_else(|| value.and_then(|v| self.type_of(v)));
-            if let (Some(name), Some(ty)) = (&name, ty) {
+            if let (Some(name), Some(known)) = (&name, known) {
                 match self.frames.last_mut() {
-                    Some(frame) => frame.types.insert(name.clone(), ty),
-                    None => self.global_types.insert(name.clone(), ty),
+                    Some(frame) => frame.types.insert(name.clone(), known),
+                    None => self.global_types.insert(name.clone(), known),
                 };
             }
             if in_function {
@@ -1652,6 +2106,17 @@ impl<'a> Walker<'a> {
                         .is_none_or(|v| matches!(v.kind(), "argument_list" | "initializer_list"))
                 {
                     self.add_py_use(declarator, format!("a `{shown}` is constructed"), false);
+                } else if !self.names(&self.k.lock_guard_types, &ty_path) {
+                    // `T x(a)` (which the grammar may read as a function declaration) or
+                    // `T x{a}`.
+                    let arguments = match declarator.kind() {
+                        "function_declarator" => declarator.child_by_field_name("parameters"),
+                        _ => value
+                            .filter(|v| matches!(v.kind(), "argument_list" | "initializer_list")),
+                    };
+                    if arguments.is_some() {
+                        self.construct(ty, arguments);
+                    }
                 }
                 if let Some(name) = &name
                     && self.names(&self.k.callable_types, &ty_path)
@@ -1701,6 +2166,24 @@ impl<'a> Walker<'a> {
             }
         }
     }
+}
+
+/// Whether `node` is part of a loop's condition (`while (flag.load()) ...`), within the
+/// statement that holds it.
+fn in_loop_condition(node: Node) -> bool {
+    let mut child = node;
+    while let Some(parent) = child.parent() {
+        match parent.kind() {
+            "while_statement" | "do_statement" | "for_statement" => {
+                return parent
+                    .child_by_field_name("condition")
+                    .is_some_and(|c| c.byte_range().contains(&node.start_byte()));
+            }
+            "compound_statement" | "function_definition" | "lambda_expression" => return false,
+            _ => child = parent,
+        }
+    }
+    false
 }
 
 /// `TF_ASSIGN_OR_RETURN`: upper case with an underscore, as macros are spelled.
