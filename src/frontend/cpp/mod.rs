@@ -2037,8 +2037,18 @@ impl<'a> Walker<'a> {
     }
 
     fn visit_declaration(&mut self, node: Node) {
-        let Some(ty) = node.child_by_field_name("type") else {
+        let Some(written) = node.child_by_field_name("type") else {
             return self.visit_children(node);
+        };
+        // C names a struct's type `struct T` (`static struct PyMethodDef methods[]`): the type
+        // is `T`. A specifier with a body defines the type, and is visited as such below.
+        let ty = match written.kind() {
+            "struct_specifier" | "class_specifier" | "union_specifier"
+                if written.child_by_field_name("body").is_none() =>
+            {
+                written.child_by_field_name("name").unwrap_or(written)
+            }
+            _ => written,
         };
         let ty_path = self.path(ty);
         if self
