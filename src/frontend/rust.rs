@@ -302,6 +302,9 @@ struct Frame {
     /// method name of the call that gives the value starts (a lock call elsewhere in the
     /// initialiser gives a temporary).
     binding_guard: Option<(String, u32)>,
+    /// A lock call whose guard a method takes by value (`m.lock().map_or(..)`): the start of the
+    /// lock method's name, and the end of the consuming call, where the guard is gone.
+    consumed_guard: Option<(u32, u32)>,
     /// While walking a `let` whose value spawns a thread: the bound name.
     binding_thread: Option<String>,
     /// Parameters whose type is callable (`F: FnOnce()`, `impl Fn()`, `&dyn Fn()`).
@@ -701,6 +704,7 @@ impl Walker<'_> {
             block_ends: vec![body.end],
             statement_end: body.end,
             binding_guard: None,
+            consumed_guard: None,
             binding_thread: None,
             parallel: None,
             callable_params: FxHashSet::default(),
@@ -1109,9 +1113,15 @@ impl Walker<'_> {
             .and_then(|f| f.binding_guard.clone())
             .filter(|&(_, at)| at == span.start)
             .map(|(name, _)| name);
-        let end = match guard {
-            Some(_) => self.block_end(),
-            None => frame.map_or(u32::MAX, |f| f.statement_end),
+        let consumed = frame
+            .and_then(|f| f.consumed_guard)
+            .filter(|&(at, _)| at == span.start)
+            .map(|(_, end)| end);
+        // A `let` binds the consuming call's value, never the guard it consumed.
+        let end = match (&guard, consumed) {
+            (_, Some(end)) => end,
+            (Some(_), None) => self.block_end(),
+            (None, None) => frame.map_or(u32::MAX, |f| f.statement_end),
         };
         let region = self.push_region(LockRegion {
             span,
@@ -1601,7 +1611,20 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 frame.parallel = Some((frame.statement_end, thread));
             }
         }
+        let consumed = match &*call.receiver {
+            Expr::MethodCall(lock) if rust.guard_consuming_methods.contains(&method) => {
+                Some((span_of(lock.method.span()).start, span_of(call.span()).end))
+            }
+            _ => None,
+        };
+        let saved = consumed.and_then(|consumed| {
+            let frame = self.frames.last_mut()?;
+            Some(frame.consumed_guard.replace(consumed))
+        });
         self.visit_expr(&call.receiver);
+        if let (Some(saved), Some(frame)) = (saved, self.frames.last_mut()) {
+            frame.consumed_guard = saved;
+        }
         let args_span = span_of(call.paren_token.span.join());
         let shown = format!("`.{method}()`");
         if self.gil_closure_call(

@@ -81,6 +81,8 @@ struct Locks {
     #[serde(default)]
     guard_types: Vec<String>,
     #[serde(default)]
+    guard_consuming_methods: Vec<String>,
+    #[serde(default)]
     detached_mutex_methods: Vec<String>,
 }
 
@@ -126,6 +128,7 @@ pub struct RustKnowledge {
     pub mutex_methods: HashSet<String>,
     pub mutex_types: HashSet<String>,
     pub guard_types: HashSet<String>,
+    pub guard_consuming_methods: HashSet<String>,
     pub detached_mutex_methods: HashSet<String>,
     pub spawn_calls: HashSet<String>,
     pub join_methods: HashSet<String>,
@@ -141,7 +144,7 @@ pub struct RustKnowledge {
 
 impl RustKnowledge {
     pub(super) fn add(&mut self, file: RustFile) {
-        let pairs: [(&mut HashSet<String>, Vec<String>); 27] = [
+        let pairs: [(&mut HashSet<String>, Vec<String>); 28] = [
             (&mut self.release_closures, file.gil.release_closures),
             (&mut self.acquire_closures, file.gil.acquire_closures),
             (&mut self.acquire_calls, file.gil.acquire_calls),
@@ -172,6 +175,10 @@ impl RustKnowledge {
             (&mut self.mutex_methods, file.locks.mutex_methods),
             (&mut self.mutex_types, file.locks.mutex_types),
             (&mut self.guard_types, file.locks.guard_types),
+            (
+                &mut self.guard_consuming_methods,
+                file.locks.guard_consuming_methods,
+            ),
             (
                 &mut self.detached_mutex_methods,
                 file.locks.detached_mutex_methods,
