@@ -38,6 +38,7 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../rules/nanobind.toml"),
     ),
     ("rules/pyo3.toml", include_str!("../rules/pyo3.toml")),
+    ("rules/numpy.toml", include_str!("../rules/numpy.toml")),
 ];
 
 /// Just enough of a file to know which schema the rest follows.
@@ -258,6 +259,9 @@ impl NameSet {
 pub enum ProjectMacro {
     /// Its arguments run in this GIL state: `SCOPED_GIL_RELEASE(code)`.
     Wrapper(String, crate::model::GilState),
+    /// It switches the GIL to this state for the rest of the block, after evaluating its
+    /// arguments: `NPY_BEGIN_THREADS_THRESHOLDED(n)`, `BEGIN_THREADS()`.
+    Switch(String, crate::model::GilState),
     /// Its argument number `.1` is a function bound under its own name: `ADD(f)` for
     /// `{#f, (PyCFunction)f, METH_VARARGS, nullptr}`.
     Entry(String, usize),
@@ -478,9 +482,11 @@ impl Knowledge {
     /// Adds what the analysed code's own macros were found to be.
     pub fn add_macros(&mut self, macros: impl IntoIterator<Item = ProjectMacro>) {
         let mut wrappers = Vec::new();
+        let mut switches = Vec::new();
         for found in macros {
             match found {
                 ProjectMacro::Wrapper(name, state) => wrappers.push((name, state)),
+                ProjectMacro::Switch(name, state) => switches.push((name, state)),
                 ProjectMacro::Entry(name, argument) => {
                     self.entry_macros.insert(name, argument);
                 }
@@ -492,6 +498,7 @@ impl Knowledge {
             &mut self.acquire_wrappers,
             wrappers,
         );
+        add_by_state(&mut self.release_calls, &mut self.acquire_calls, switches);
     }
 
     /// Adds guard types found in the analysed code: `(name, state while one lives)`.

@@ -76,61 +76,146 @@ pub fn error_bytes(tree: &tree_sitter::Tree) -> usize {
     total
 }
 
-/// What the file's function-like macros are: wrappers whose body releases or acquires the GIL
-/// (`#define SCOPED_GIL_RELEASE(code) { py::gil_scoped_release r; code }`), whose arguments run
-/// in that state at every use, in any file; and method-table entries
+/// What the file's macros are: wrappers whose body releases or acquires the GIL before using a
+/// parameter (`#define SCOPED_GIL_RELEASE(code) { py::gil_scoped_release r; code }`), whose
+/// arguments run in that state at every use, in any file; switches, whose body releases or
+/// acquires after any use of its parameters (`#define BEGIN_THREADS_IF(n) if (n) _save =
+/// PyEval_SaveThread();`, or the object-like `#define BEGIN_THREADS _save = PyEval_SaveThread();`),
+/// leaving that state for the rest of the block; and method-table entries
 /// (`#define ADD(fn) g_methods.push_back({#fn, (PyCFunction)fn, METH_VARARGS, nullptr})`), whose
-/// argument is bound.
+/// argument is bound. A macro may switch through another of the same file
+/// (`#define BEGIN_THREADS_DESCR(d) if (!needs_api(d)) BEGIN_THREADS`).
 pub fn project_macros(text: &str, knowledge: &Knowledge) -> Vec<ProjectMacro> {
+    let mut pending: Vec<MacroDefinition> = macro_definitions(text).collect();
     let mut found = Vec::new();
-    let mut lines = text.lines();
-    while let Some(line) = lines.next() {
-        let Some(rest) = line.trim_start().strip_prefix('#') else {
-            continue;
-        };
-        let Some(rest) = rest.trim_start().strip_prefix("define") else {
-            continue;
-        };
-        let mut definition = rest.to_string();
-        let mut current = line;
-        while current.trim_end().ends_with('\\') {
-            let Some(next) = lines.next() else { break };
-            definition.push(' ');
-            definition.push_str(next);
-            current = next;
+    let mut switching: FxHashMap<String, GilState> = FxHashMap::default();
+    let switch_to = |switching: &FxHashMap<String, GilState>, w: &String| {
+        if knowledge.release_guards.contains(w)
+            || knowledge.release_calls.contains(w)
+            || knowledge.release_wrappers.contains(w)
+        {
+            Some(GilState::Released)
+        } else if knowledge.acquire_guards.contains(w)
+            || knowledge.acquire_calls.contains(w)
+            || knowledge.acquire_wrappers.contains(w)
+        {
+            Some(GilState::Held)
+        } else {
+            switching.get(w).copied()
         }
-        let definition = definition.trim_start();
-        let Some(open) = definition.find('(') else {
-            continue;
-        };
-        let name = &definition[..open];
-        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            continue;
+    };
+    // Each round decides at least one macro, or stops.
+    loop {
+        let before = pending.len();
+        pending.retain(|definition| {
+            let replacement = &definition.replacement;
+            let Some((at, state)) = replacement
+                .iter()
+                .enumerate()
+                .find_map(|(at, w)| Some((at, switch_to(&switching, w)?)))
+            else {
+                return true;
+            };
+            let switches_both = replacement
+                .iter()
+                .filter_map(|w| switch_to(&switching, w))
+                .any(|s| s != state);
+            let name = definition.name.clone();
+            match &definition.params {
+                Some(params) => {
+                    let argument_after_switch =
+                        replacement[at..].iter().any(|w| params.contains(w));
+                    // A body that switches both ways around no argument is a scope of its own:
+                    // kept as a wrapper, as before switches were told apart.
+                    if argument_after_switch || switches_both {
+                        found.push(ProjectMacro::Wrapper(name.clone(), state));
+                    } else {
+                        found.push(ProjectMacro::Switch(name.clone(), state));
+                    }
+                    switching.insert(name, state);
+                }
+                None if !switches_both => {
+                    found.push(ProjectMacro::Switch(name.clone(), state));
+                    switching.insert(name, state);
+                }
+                None => {}
+            }
+            false
+        });
+        if pending.len() == before {
+            break;
         }
-        let body = &definition[open..];
-        let words: Vec<&str> = body
-            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
-            .map(|w| w.trim_matches(':'))
-            .collect();
-        let releases = words.iter().any(|w| {
-            knowledge.release_guards.contains(w)
-                || knowledge.release_calls.contains(w)
-                || knowledge.release_wrappers.contains(w)
-        });
-        let acquires = words.iter().any(|w| {
-            knowledge.acquire_guards.contains(w)
-                || knowledge.acquire_calls.contains(w)
-                || knowledge.acquire_wrappers.contains(w)
-        });
-        if releases {
-            found.push(ProjectMacro::Wrapper(name.to_string(), GilState::Released));
-        } else if acquires {
-            found.push(ProjectMacro::Wrapper(name.to_string(), GilState::Held));
-        } else if let Some(argument) = entry_argument(body) {
-            found.push(ProjectMacro::Entry(name.to_string(), argument));
+    }
+    for definition in pending {
+        if definition.params.is_some()
+            && let Some(argument) = entry_argument(&definition.body)
+        {
+            found.push(ProjectMacro::Entry(definition.name, argument));
         }
     }
     found
+}
+
+/// A `#define`, continuation lines joined.
+struct MacroDefinition {
+    name: String,
+    /// The parameters of a function-like macro.
+    params: Option<Vec<String>>,
+    /// The words of its replacement, in order.
+    replacement: Vec<String>,
+    /// `(params) replacement` of a function-like macro, as written.
+    body: String,
+}
+
+fn macro_definitions(text: &str) -> impl Iterator<Item = MacroDefinition> + '_ {
+    let words = |text: &str| -> Vec<String> {
+        text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+            .map(|w| w.trim_matches(':').to_string())
+            .filter(|w| !w.is_empty())
+            .collect()
+    };
+    let mut lines = text.lines();
+    std::iter::from_fn(move || {
+        loop {
+            let line = lines.next()?;
+            let Some(rest) = line.trim_start().strip_prefix('#') else {
+                continue;
+            };
+            let Some(rest) = rest.trim_start().strip_prefix("define") else {
+                continue;
+            };
+            let mut definition = rest.to_string();
+            let mut current = line;
+            while current.trim_end().ends_with('\\') {
+                let Some(next) = lines.next() else { break };
+                definition.push(' ');
+                definition.push_str(next);
+                current = next;
+            }
+            let definition = definition.trim_start();
+            let name_end = definition
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(definition.len());
+            let (name, body) = definition.split_at(name_end);
+            if name.is_empty() {
+                continue;
+            }
+            // A function-like macro has its `(` right after the name.
+            let (params, replacement) = match body.strip_prefix('(') {
+                Some(after) => {
+                    let (params, replacement) = after.split_once(')').unwrap_or((after, ""));
+                    (Some(words(params)), words(replacement))
+                }
+                None => (None, words(body)),
+            };
+            return Some(MacroDefinition {
+                name: name.to_string(),
+                params,
+                replacement,
+                body: body.to_string(),
+            });
+        }
+    })
 }
 
 /// For a macro's `(params) body` that writes a method-table entry naming a parameter twice,
@@ -521,6 +606,21 @@ impl<'a> Walker<'a> {
                 }
             }
             "call_expression" => self.visit_call(node),
+            "expression_statement" if node.named_child_count() == 1 => {
+                // An object-like switch macro as a statement: `NPY_END_THREADS;`.
+                let Some(only) = node.named_child(0) else {
+                    return;
+                };
+                if only.kind() == "identifier" {
+                    let name = self.text(only).to_string();
+                    if self.k.release_calls.contains(&name) {
+                        self.add_gil_switch(node, GilState::Released, format!("`{name}`"));
+                    } else if self.k.acquire_calls.contains(&name) {
+                        self.add_gil_switch(node, GilState::Held, format!("`{name}`"));
+                    }
+                }
+                self.visit_children(node);
+            }
             "return_statement" => {
                 if let Some(value) = node.named_child(0)
                     && let Some(what) = self.copied_for_return(value)
@@ -977,7 +1077,9 @@ impl<'a> Walker<'a> {
     }
 
     fn add_gil_switch(&mut self, node: Node, to: GilState, what: String) {
-        let scope = node.start_byte() as u32..self.block_end();
+        // A call's arguments are evaluated before it switches: `NPY_BEGIN_THREADS_THRESHOLDED(
+        // PyArray_Size(a))` reads the array while the GIL is still held.
+        let scope = node.end_byte() as u32..self.block_end();
         let switch = GilSwitch {
             span: span(node),
             to,
