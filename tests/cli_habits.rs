@@ -398,3 +398,33 @@ fn source_that_is_not_utf8_is_read_with_lines_and_columns_kept() {
     let human = stdout(&gil_lint(&project, &["check", "."]));
     assert!(human.contains(&format!("/* é */{line}")), "{human}");
 }
+
+/// What the example GitHub workflow relies on: a report file exists after exit 1 (written whole
+/// before the exit) and none after exit 2, so `hashFiles` tells the upload whether to run.
+#[test]
+fn a_report_file_is_written_on_findings_and_not_on_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("gil-lint.sarif");
+    let report_arg = report.to_str().unwrap();
+    let failed = gil_lint(
+        &repo(),
+        &[
+            "check",
+            "--format=sarif",
+            "-o",
+            report_arg,
+            "--select=nope",
+            SEED,
+        ],
+    );
+    assert_eq!(failed.status.code(), Some(2));
+    assert!(!report.exists());
+    let found = gil_lint(
+        &repo(),
+        &["check", "--format=sarif", "-o", report_arg, SEED],
+    );
+    assert_eq!(found.status.code(), Some(1));
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(log["runs"][0]["results"].as_array().unwrap().len(), 2);
+}
