@@ -6,8 +6,10 @@ use std::path::{Path, PathBuf};
 use crate::baseline::{self, Baseline};
 use crate::config::Config;
 use crate::diagnostic::{Confidence, Finding};
+use crate::frontend::Language;
+use crate::input::shown;
 use crate::knowledge::Knowledge;
-use crate::{Analysis, Progress, discover, suppress};
+use crate::{Analysis, GivenText, Progress, discover, suppress};
 
 /// What is reported when neither the configuration nor the command line says.
 pub const DEFAULT_MIN_CONFIDENCE: Confidence = Confidence::Low;
@@ -28,6 +30,10 @@ pub struct Options<'a> {
     pub discovered: &'a dyn Fn(usize),
     /// Parse only the files that can change the findings (see [`crate::prefilter`]).
     pub prefilter: bool,
+    /// A file read from standard input: it is analysed as this path (with the project's other
+    /// files under `project`), in place of the file there if there is one. `paths` is then its
+    /// path alone.
+    pub given: Option<GivenText>,
 }
 
 pub struct Report {
@@ -48,16 +54,45 @@ pub fn run(options: Options) -> Result<Report, String> {
     let knowledge = Knowledge::load(&extra).map_err(|e| format!("{e:#}"))?;
     let exclude = discover::exclude_set(&options.exclude)?;
     let excluder = config.excluder()?;
-    let roots = options
-        .project
-        .clone()
-        .map_or_else(|| options.paths.clone(), |p| vec![p]);
+    if let Some(project) = &options.project {
+        let root = absolute(project);
+        if let Some(outside) = options
+            .paths
+            .iter()
+            .find(|p| !absolute(p).starts_with(&root))
+        {
+            return Err(format!(
+                "{} is outside the project {} (--project): only findings in the project are \
+                 reported",
+                shown(outside),
+                shown(project)
+            ));
+        }
+    }
+    let roots = match (&options.project, &options.given) {
+        (Some(project), _) => vec![project.clone()],
+        (None, Some(_)) => Vec::new(),
+        (None, None) => options.paths.clone(),
+    };
     let mut found = discover::discover(&roots, &exclude);
     found.files.retain(|(path, _)| !excluder.is_excluded(path));
+    if let Some(given) = &options.given {
+        let language = Language::of(&given.path).ok_or_else(|| {
+            format!(
+                "--stdin-filename {}: not the name of a C, C++, CUDA or Rust file",
+                shown(&given.path)
+            )
+        })?;
+        let at = absolute(&given.path);
+        found.files.retain(|(path, _)| absolute(path) != at);
+        found.files.push((given.path.clone(), language));
+        found.files.sort();
+    }
     (options.discovered)(found.files.len());
     let analysis_options = crate::Options {
         prefilter: options.prefilter,
         max_file_size: config.max_file_size.unwrap_or(crate::DEFAULT_MAX_FILE_SIZE),
+        given: options.given.as_ref(),
     };
     let mut analysis =
         crate::analyse_files_opts(&found.files, &knowledge, options.progress, analysis_options);
@@ -120,8 +155,15 @@ pub fn run(options: Options) -> Result<Report, String> {
     })
 }
 
+/// `path` with symbolic links resolved; for a file that does not exist (one read from standard
+/// input), its resolved directory joined with its name.
 fn absolute(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    std::fs::canonicalize(path)
+        .or_else(|_| {
+            let (dir, name) = (crate::input::parent_dir(path), path.file_name());
+            std::fs::canonicalize(dir).map(|dir| name.map_or_else(|| dir.clone(), |n| dir.join(n)))
+        })
+        .unwrap_or_else(|_| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()))
 }
 
 /// Whether the finding's location or a step of its path is in one of the files marked in `files`.

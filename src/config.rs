@@ -147,10 +147,7 @@ impl Config {
                     path,
                     text,
                     Some(name.span()),
-                    &format!(
-                        "unknown rule `{}`; `gil-lint rules` lists them",
-                        name.get_ref()
-                    ),
+                    &unknown_rule(name.get_ref(), rules),
                 ))
             }
         };
@@ -213,25 +210,31 @@ impl Config {
     /// The configuration for `start` (a file or directory): the nearest file above it, or the
     /// default configuration when there is none.
     pub fn discover(start: &Path, rules: &[&str]) -> Result<Config, String> {
-        let start = std::fs::canonicalize(start).unwrap_or_else(|_| start.to_path_buf());
-        let mut dir = if start.is_dir() {
+        for candidate in Self::candidates(start) {
+            // Anything so named but a directory is the configuration: a FIFO, a device or a
+            // dangling link is an error naming it, not a file to pass over silently.
+            let present = std::fs::symlink_metadata(&candidate).is_ok_and(|m| !m.is_dir());
+            if present && let Some(config) = Self::load(&candidate, rules)? {
+                return Ok(config);
+            }
+        }
+        Ok(Config::default())
+    }
+
+    /// Where [`Config::discover`] looks, in order: each of [`FILE_NAMES`] in the directory of
+    /// `start` (which need not exist), then in each directory above it.
+    pub fn candidates(start: &Path) -> Vec<PathBuf> {
+        let start = std::fs::canonicalize(start)
+            .or_else(|_| std::path::absolute(start))
+            .unwrap_or_else(|_| start.to_path_buf());
+        let first = if start.is_dir() {
             Some(start.as_path())
         } else {
             start.parent()
         };
-        while let Some(d) = dir {
-            for name in FILE_NAMES {
-                let candidate = d.join(name);
-                // Anything so named but a directory is the configuration: a FIFO, a device or a
-                // dangling link is an error naming it, not a file to pass over silently.
-                let present = std::fs::symlink_metadata(&candidate).is_ok_and(|m| !m.is_dir());
-                if present && let Some(config) = Self::load(&candidate, rules)? {
-                    return Ok(config);
-                }
-            }
-            dir = d.parent();
-        }
-        Ok(Config::default())
+        std::iter::successors(first, |dir| dir.parent())
+            .flat_map(|dir| FILE_NAMES.map(|name| dir.join(name)))
+            .collect()
     }
 
     /// The directory its relative paths and globs start from.
@@ -251,6 +254,25 @@ impl Config {
             root: self.root(),
             set: crate::discover::exclude_set(&self.exclude)?,
         })
+    }
+}
+
+/// The error for a rule id that is not one of `rules`, with the nearest one when `name` looks
+/// like a misspelling of it.
+pub fn unknown_rule(name: &str, rules: &[&str]) -> String {
+    // Close enough to be a typo (`missing-gill`, `missing_gil`), not another word.
+    const SIMILAR: f64 = 0.8;
+    let nearest = rules
+        .iter()
+        .map(|rule| (strsim::jaro_winkler(name, rule), rule))
+        .filter(|(similarity, _)| *similarity > SIMILAR)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    let name = input::one_line(name);
+    match nearest {
+        Some((_, rule)) => {
+            format!("unknown rule `{name}`; did you mean `{rule}`? (`gil-lint rules` lists them)")
+        }
+        None => format!("unknown rule `{name}`; `gil-lint rules` lists them"),
     }
 }
 
@@ -385,6 +407,12 @@ mod tests {
         assert_eq!(
             err,
             "gil-lint.toml:1:26: unknown rule `nope`; `gil-lint rules` lists them"
+        );
+        let err = parse("gil-lint.toml", "select = [\"missing_gil\"]\n").unwrap_err();
+        assert_eq!(
+            err,
+            "gil-lint.toml:1:11: unknown rule `missing_gil`; did you mean `missing-gil`? \
+             (`gil-lint rules` lists them)"
         );
         let err = parse("gil-lint.toml", "[severity]\nnope = \"error\"\n").unwrap_err();
         assert!(

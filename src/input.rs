@@ -5,7 +5,8 @@
 //! [`read_regular`] is the one way such a file is read: it never blocks on opening (a FIFO with no
 //! writer), reads only regular files (checked on the opened handle, so a file swapped after the
 //! check is caught too), and never allocates or reads more than its limit allows. Its error is a
-//! one-line [`InputError`] that names the file and never quotes its contents.
+//! one-line [`InputError`] that names the file and never quotes its contents. Configuration and
+//! knowledge files must be UTF-8 ([`read_text`]); source files need not be ([`read_source`]).
 
 use std::fmt;
 use std::fs::{File, Metadata};
@@ -23,7 +24,7 @@ pub enum InputErrorKind {
     TooLarge { limit: u64 },
     /// It has a NUL byte at this offset (asked for text).
     Binary { offset: usize },
-    /// It is not valid UTF-8 from this offset on (asked for text).
+    /// It is not valid UTF-8 from this offset on (asked for UTF-8 text).
     NotUtf8 { offset: usize },
 }
 
@@ -217,6 +218,34 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, InputError> {
             },
         )
     })
+}
+
+/// [`read_regular`], then the bytes as source text ([`source_text`]): a file without NUL bytes,
+/// in UTF-8 or not.
+pub fn read_source(path: &Path, limit: u64) -> Result<String, InputError> {
+    source_text(read_regular(path, limit)?).map_err(|kind| InputError::new(path, kind))
+}
+
+/// Source code as compilers read it: UTF-8 where it is valid, and each other byte as the
+/// Latin-1 character of that value, since GCC, Clang and MSVC accept such bytes in comments and
+/// strings (a Latin-1 `©` in a licence header). Lines and character columns stay those of the
+/// file. A NUL byte makes it binary, not source.
+pub fn source_text(bytes: Vec<u8>) -> Result<String, InputErrorKind> {
+    if let Some(offset) = memchr::memchr(0, &bytes) {
+        return Err(InputErrorKind::Binary { offset });
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(text),
+        Err(err) => {
+            let bytes = err.into_bytes();
+            let mut text = String::with_capacity(bytes.len() + bytes.len() / 8);
+            for chunk in bytes.utf8_chunks() {
+                text.push_str(chunk.valid());
+                text.extend(chunk.invalid().iter().map(|&b| char::from(b)));
+            }
+            Ok(text)
+        }
+    }
 }
 
 /// Whether `metadata` is that of a regular file of at most `limit` bytes.
@@ -465,6 +494,23 @@ mod tests {
         assert_eq!(
             read_text(&path, 100).unwrap_err().detail(),
             "not valid UTF-8 (byte 3)"
+        );
+    }
+
+    #[test]
+    fn source_that_is_not_utf8_is_read_as_latin1_where_invalid() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.cpp");
+        // A Latin-1 comment, then valid UTF-8: each keeps its one character per letter.
+        std::fs::write(&path, b"// caf\xe9 \xa9\nint x; // \xc3\xa9t\xc3\xa9\n").unwrap();
+        assert_eq!(
+            read_source(&path, 100).unwrap(),
+            "// café ©\nint x; // été\n"
+        );
+        std::fs::write(&path, b"int\0x").unwrap();
+        assert_eq!(
+            read_source(&path, 100).unwrap_err().detail(),
+            "binary file (NUL byte 3)"
         );
     }
 

@@ -58,10 +58,10 @@ pub fn display_path(path: &Path) -> PathBuf {
 /// pull request can add a file of any size. Real sources stay far below.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 4 << 20;
 
-/// Reads one source file as text, through [`input::read_text`] (never a FIFO or a device, at
-/// most `limit` bytes).
-fn read_text(path: &Path, limit: u64) -> Result<String, String> {
-    input::read_text(path, limit).map_err(|error| match error.kind {
+/// Reads one source file as text, through [`input::read_source`] (never a FIFO or a device, at
+/// most `limit` bytes, Latin-1 where it is not UTF-8).
+fn read_file(path: &Path, limit: u64) -> Result<String, String> {
+    input::read_source(path, limit).map_err(|error| match error.kind {
         input::InputErrorKind::Io(_) => error.to_string(),
         input::InputErrorKind::TooLarge { .. } => format!("{error} (max-file-size), skipped"),
         _ => format!("{error}, skipped"),
@@ -98,18 +98,52 @@ pub enum Progress {
 
 /// How files are analysed; the default is what the command line does.
 #[derive(Clone, Copy, Debug)]
-pub struct Options {
+pub struct Options<'a> {
     /// Parse only the files that can change the findings (see [`prefilter`]).
     pub prefilter: bool,
     /// Skip source files larger than this many bytes.
     pub max_file_size: u64,
+    /// A file whose text is given, not read from the disk (`--stdin-filename`).
+    pub given: Option<&'a GivenText>,
 }
 
-impl Default for Options {
+impl Default for Options<'_> {
     fn default() -> Self {
         Options {
             prefilter: true,
             max_file_size: DEFAULT_MAX_FILE_SIZE,
+            given: None,
+        }
+    }
+}
+
+/// The text of the file at `path`, given instead of read (an editor's unsaved buffer on standard
+/// input); `path` need not exist.
+#[derive(Clone, Debug)]
+pub struct GivenText {
+    pub path: PathBuf,
+    /// `path` as [`display_path`] shows it, the name its text is read again under for a report.
+    shown: PathBuf,
+    pub text: String,
+}
+
+impl GivenText {
+    pub fn new(path: PathBuf, text: String) -> Self {
+        GivenText {
+            shown: display_path(&path),
+            path,
+            text,
+        }
+    }
+}
+
+impl Options<'_> {
+    /// The text of one source file (by its path as found, or as shown): the given text for the
+    /// given path, else the file's.
+    fn read_text(&self, path: &Path) -> Result<String, String> {
+        match self.given {
+            Some(given) if given.path == path || given.shown == path => Ok(given.text.clone()),
+            _ => read_file(path, self.max_file_size),
         }
     }
 }
@@ -143,10 +177,9 @@ pub fn analyse_files_opts(
     progress: &(dyn Fn(Progress) + Sync),
     options: Options,
 ) -> Analysis {
-    let limit = options.max_file_size;
     let texts: Vec<_> = files
         .par_iter()
-        .map(|(path, _)| read_text(path, limit))
+        .map(|(path, _)| options.read_text(path))
         .collect();
     let mut knowledge = knowledge.clone();
     // Guard types and `#define`s are C/C++ only. Guards first: a wrapper macro may use one.
@@ -191,7 +224,7 @@ pub fn analyse_files_opts(
             Err(error) => Err(error.clone()),
             // Kept for its suppression comments.
             Ok(Some(text)) => Ok((text.clone(), true)),
-            Ok(None) => read_text(path, limit).map(|text| (text, false)),
+            Ok(None) => options.read_text(path).map(|text| (text, false)),
         }
         .and_then(|(text, keep_text)| {
             let model = model_file(path, *language, &text, &knowledge)?;
@@ -242,7 +275,7 @@ pub fn analyse_files_opts(
     }
     let graph = CallGraph::build(&program);
     let findings = lints::check_all(&program, &graph);
-    restore_texts(&mut program, &findings, &mut errors, limit);
+    restore_texts(&mut program, &findings, &mut errors, &options);
     Analysis {
         program,
         findings,
@@ -267,7 +300,7 @@ fn restore_texts(
     program: &mut Program,
     findings: &[Finding],
     errors: &mut Vec<String>,
-    limit: u64,
+    options: &Options,
 ) {
     let files: std::collections::BTreeSet<usize> = findings
         .iter()
@@ -276,7 +309,9 @@ fn restore_texts(
         .collect();
     for file in files {
         let source = &mut program.files[file];
-        let same = read_text(&source.path, limit).is_ok_and(|text| source.restore_text(text));
+        let same = options
+            .read_text(&source.path)
+            .is_ok_and(|text| source.restore_text(text));
         if !same {
             errors.push(format!(
                 "{}: changed during the run; its lines are shown blank",

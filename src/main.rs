@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand, ValueEnum};
-use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use codespan_reporting::term::termcolor;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use gil_lint::baseline::{self, Baseline};
@@ -45,11 +45,29 @@ enum Command {
 
 #[derive(clap::Args)]
 struct CheckArgs {
-    /// Files or directories to analyse.
-    #[arg(default_value = ".")]
+    /// Files or directories to analyse (default: `.`); `-` reads one file from standard input
+    /// (with `--stdin-filename`).
     paths: Vec<PathBuf>,
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
+    /// The path of the file read from standard input (`-`): its language, its configuration, and
+    /// with `--project`, its place in the project, whose other files are read from the disk.
+    #[arg(long, value_name = "PATH")]
+    stdin_filename: Option<PathBuf>,
+    /// Print the number of findings of each rule instead of the findings.
+    #[arg(long)]
+    statistics: bool,
+    /// Print the settings the run would use, which configuration file they come from and where
+    /// it was looked for, then exit.
+    #[arg(long)]
+    show_settings: bool,
+    /// Exit with 0 even when findings are reported (2 still means an error).
+    #[arg(long)]
+    exit_zero: bool,
+    /// When to colour the output: `auto` colours a terminal unless `NO_COLOR` is set, or any
+    /// output when `CLICOLOR_FORCE` is.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    color: ColorWhen,
     /// Write the report to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -109,6 +127,23 @@ struct CheckArgs {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorWhen {
+    fn choice(self) -> anstream::ColorChoice {
+        match self {
+            ColorWhen::Auto => anstream::ColorChoice::Auto,
+            ColorWhen::Always => anstream::ColorChoice::Always,
+            ColorWhen::Never => anstream::ColorChoice::Never,
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
     Human,
     Json,
@@ -124,13 +159,13 @@ const MAX_THREADS: i64 = 256;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Some(id) = cli.explain {
-        return match gil_lint::lints::find(&id) {
-            Some(rule) => print_out(&rule.markdown()),
-            None => usage_error(&format!("unknown rule `{id}`; `gil-lint rules` lists them")),
+        return match known_rule(&id) {
+            Ok(id) => print_out(&gil_lint::lints::find(&id).expect("a known rule").markdown()),
+            Err(message) => usage_error(&message),
         };
     }
     match cli.command {
-        Some(Command::Check(args)) => match check(*args) {
+        Some(Command::Check(mut args)) => match args.read_paths().and_then(|()| check(*args)) {
             Ok(code) => ExitCode::from(code),
             Err(message) => usage_error(&message),
         },
@@ -169,10 +204,18 @@ fn say(line: &str) {
 /// Writes `text` to standard output: a closed pipe (`gil-lint rules | head -1`) ends quietly, as
 /// in ripgrep and ruff; another error is a one-line error.
 fn print_out(text: &str) -> ExitCode {
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
+    match write_out(text) {
         Ok(()) => ExitCode::from(EXIT_CLEAN),
-        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(EXIT_CLEAN),
-        Err(err) => usage_error(&format!("cannot write output: {}", io_reason(&err))),
+        Err(message) => usage_error(&message),
+    }
+}
+
+/// [`print_out`] for a caller that goes on.
+fn write_out(text: &str) -> Result<(), String> {
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Ok(()) => Ok(()),
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(err) => Err(format!("cannot write output: {}", io_reason(&err))),
     }
 }
 
@@ -183,13 +226,65 @@ fn rule_ids() -> Vec<&'static str> {
 fn known_rule(id: &str) -> Result<String, String> {
     match gil_lint::lints::find(id) {
         Some(rule) => Ok(rule.id.to_string()),
-        None => Err(format!("unknown rule `{id}`; `gil-lint rules` lists them")),
+        None => Err(gil_lint::config::unknown_rule(id, &rule_ids())),
     }
+}
+
+/// The largest text read from standard input: that of a source file (`--max-file-size` does not
+/// apply to it).
+const STDIN_LIMIT: u64 = 64 << 20;
+
+impl CheckArgs {
+    /// The paths to check: `.` when none is given; with `-`, the `--stdin-filename` path alone.
+    fn read_paths(&mut self) -> Result<(), String> {
+        let stdin = self.paths.iter().any(|p| p.as_os_str() == "-");
+        match (&self.stdin_filename, stdin) {
+            (Some(path), true) if self.paths.len() == 1 => self.paths = vec![path.clone()],
+            (Some(_), true) => return Err("`-` (standard input) must be the only PATH".into()),
+            (Some(_), false) => {
+                return Err(
+                    "--stdin-filename names the text read from `-`: pass `-` as PATH".into(),
+                );
+            }
+            (None, true) => {
+                return Err(
+                    "reading standard input (`-`) needs --stdin-filename PATH, the file it is"
+                        .into(),
+                );
+            }
+            (None, false) if self.paths.is_empty() => self.paths = vec![PathBuf::from(".")],
+            (None, false) => {}
+        }
+        Ok(())
+    }
+
+    /// Where the configuration is looked for from.
+    fn config_start(&self) -> &std::path::Path {
+        self.project.as_deref().unwrap_or(&self.paths[0])
+    }
+}
+
+/// Standard input, as the text of a source file.
+fn read_stdin() -> Result<String, String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(STDIN_LIMIT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| format!("cannot read standard input: {}", io_reason(&err)))?;
+    if bytes.len() as u64 > STDIN_LIMIT {
+        return Err(format!(
+            "standard input: larger than {}",
+            gil_lint::input::bytes(STDIN_LIMIT)
+        ));
+    }
+    gil_lint::input::source_text(bytes).map_err(|kind| format!("standard input: {}", kind.reason()))
 }
 
 /// The configuration file's settings with the command line's on top.
 fn settings(args: &CheckArgs) -> Result<Config, String> {
-    let start = args.project.as_deref().unwrap_or(&args.paths[0]);
+    let start = args.config_start();
     let mut config = match (&args.config, args.isolated) {
         (_, true) => Config::default(),
         (Some(path), _) => Config::load(path, &rule_ids())?
@@ -282,12 +377,21 @@ impl Bar {
 
 fn check(args: CheckArgs) -> Result<u8, String> {
     let started = Instant::now();
-    for path in args.paths.iter().chain(&args.project) {
+    // A file read from standard input need not exist on the disk (an unsaved buffer).
+    let on_disk = args.paths.iter().filter(|_| args.stdin_filename.is_none());
+    for path in on_disk.chain(&args.project) {
         if let Err(err) = std::fs::metadata(path) {
             return Err(format!("{}: {}", path.display(), io_reason(&err)));
         }
     }
     let config = settings(&args)?;
+    if args.show_settings {
+        return write_out(&show_settings(&args, &config)).map(|()| EXIT_CLEAN);
+    }
+    let given = match &args.stdin_filename {
+        Some(path) => Some(gil_lint::GivenText::new(path.clone(), read_stdin()?)),
+        None => None,
+    };
     let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
     if let Some(path) = &args.write_baseline {
         baseline::check_writable(path)?;
@@ -304,6 +408,7 @@ fn check(args: CheckArgs) -> Result<u8, String> {
             progress: &|event| bar.event(event),
             discovered: &|n| bar.bar.set_length(n as u64),
             prefilter: !args.no_prefilter,
+            given,
         })
     })?;
     bar.bar.finish_and_clear();
@@ -333,19 +438,17 @@ fn check(args: CheckArgs) -> Result<u8, String> {
         return Ok(EXIT_CLEAN);
     }
     let written = match (&args.output, args.format) {
-        (Some(path), format) => std::fs::write(path, render_text(&report, format)),
-        (None, Format::Human) => {
-            let color = if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
-                || !std::io::stdout().is_terminal()
-            {
-                ColorChoice::Never
-            } else {
-                ColorChoice::Auto
-            };
+        (Some(path), format) => std::fs::write(path, report_text(&args, &report, format)),
+        (None, Format::Human) if !args.statistics => {
+            // Coloured as codespan writes it; anstream strips the colours where they are not
+            // wanted (`--color`, `NO_COLOR`, `CLICOLOR_FORCE`, not a terminal).
+            let stdout = anstream::AutoStream::new(std::io::stdout().lock(), args.color.choice());
             HumanRenderer::new(&analysis.program)
-                .emit(&analysis.findings, &mut StandardStream::stdout(color))
+                .emit(&analysis.findings, &mut termcolor::Ansi::new(stdout))
         }
-        (None, format) => std::io::stdout().write_all(render_text(&report, format).as_bytes()),
+        (None, format) => {
+            std::io::stdout().write_all(report_text(&args, &report, format).as_bytes())
+        }
     };
     match written {
         Ok(()) => {}
@@ -356,11 +459,144 @@ fn check(args: CheckArgs) -> Result<u8, String> {
     if !args.quiet && (args.format == Format::Human || args.output.is_some()) {
         say(&summary(&report, started.elapsed()));
     }
-    Ok(if analysis.findings.is_empty() {
+    Ok(if analysis.findings.is_empty() || args.exit_zero {
         EXIT_CLEAN
     } else {
         EXIT_FINDINGS
     })
+}
+
+/// The report in `format`, or with `--statistics` its counts per rule.
+fn report_text(args: &CheckArgs, report: &check::Report, format: Format) -> String {
+    if args.statistics {
+        statistics(&report.analysis.findings, format)
+    } else {
+        render_text(report, format)
+    }
+}
+
+/// The number of findings of each rule, most first (as `ruff --statistics`): a table, or with
+/// `--format json` an array of `{"rule", "count", "summary"}`.
+fn statistics(findings: &[gil_lint::diagnostic::Finding], format: Format) -> String {
+    let mut per_rule: BTreeMap<&str, usize> = BTreeMap::new();
+    for finding in findings {
+        *per_rule.entry(finding.rule).or_default() += 1;
+    }
+    let mut counts: Vec<(&str, usize)> = per_rule.into_iter().collect();
+    counts.sort_by_key(|&(rule, count)| (std::cmp::Reverse(count), rule));
+    let summary = |rule: &str| gil_lint::lints::find(rule).map_or("", |r| r.summary);
+    if format == Format::Json {
+        let rows: Vec<serde_json::Value> = counts
+            .iter()
+            .map(|&(rule, count)| {
+                serde_json::json!({"rule": rule, "count": count, "summary": summary(rule)})
+            })
+            .collect();
+        return serde_json::to_string_pretty(&rows).expect("JSON values") + "\n";
+    }
+    let count_width = counts.iter().map(|(_, n)| n.to_string().len()).max();
+    let rule_width = counts.iter().map(|(rule, _)| rule.len()).max();
+    counts
+        .iter()
+        .map(|&(rule, count)| {
+            format!(
+                "{count:>count_width$}  {rule:<rule_width$}  {}\n",
+                summary(rule),
+                count_width = count_width.unwrap_or(0),
+                rule_width = rule_width.unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+/// What `--show-settings` prints: where the configuration was looked for and which file won, as
+/// comments, then the settings the run would use as TOML (every rule's resolved level included).
+fn show_settings(args: &CheckArgs, config: &Config) -> String {
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "kebab-case")]
+    struct Shown<'a> {
+        rules: Vec<&'a str>,
+        exclude: &'a [String],
+        command_line_exclude: &'a [String],
+        knowledge: Vec<String>,
+        warn_unused_suppressions: bool,
+        max_file_size: String,
+        min_confidence: Confidence,
+        severity: BTreeMap<&'a str, Severity>,
+    }
+    let mut text = String::new();
+    let file = config.path.as_deref().map(gil_lint::input::shown);
+    match (&args.config, args.isolated) {
+        (_, true) => text.push_str("# Configuration file: none (--isolated)\n"),
+        (Some(_), _) => {
+            let file = file.unwrap_or_default();
+            text.push_str(&format!("# Configuration file: {file} (--config)\n"));
+        }
+        (None, false) => {
+            let start = args.config_start();
+            text.push_str(&format!(
+                "# Configuration file: {}\n# Looked for from {}, nearest first:\n",
+                file.as_deref().unwrap_or("none found; the defaults apply"),
+                gil_lint::input::shown(start)
+            ));
+            for candidate in Config::candidates(start) {
+                let won = config.path.as_deref() == Some(candidate.as_path());
+                let mark = if won {
+                    "  <- used"
+                } else if candidate.is_file() {
+                    // Only a pyproject.toml is passed over when present.
+                    "  (no [tool.gil-lint] table)"
+                } else {
+                    ""
+                };
+                text.push_str(&format!(
+                    "#   {}{mark}\n",
+                    gil_lint::input::shown(&candidate)
+                ));
+                if won {
+                    break;
+                }
+            }
+        }
+    }
+    let lints = gil_lint::lints::LINTS;
+    let shown = Shown {
+        rules: lints
+            .iter()
+            .map(|r| r.id)
+            .filter(|id| config.enabled(id))
+            .collect(),
+        exclude: &config.exclude,
+        command_line_exclude: &args.exclude,
+        knowledge: config
+            .knowledge
+            .iter()
+            .map(|k| gil_lint::input::shown(k))
+            .collect(),
+        warn_unused_suppressions: config.warn_unused_suppressions.unwrap_or(false),
+        max_file_size: gil_lint::input::bytes(
+            config
+                .max_file_size
+                .unwrap_or(gil_lint::DEFAULT_MAX_FILE_SIZE),
+        ),
+        min_confidence: config
+            .min_confidence
+            .unwrap_or(check::DEFAULT_MIN_CONFIDENCE),
+        severity: lints
+            .iter()
+            .map(|r| {
+                (
+                    r.id,
+                    config
+                        .severity
+                        .get(r.id)
+                        .copied()
+                        .unwrap_or(r.default_severity),
+                )
+            })
+            .collect(),
+    };
+    text + &toml::to_string(&shown).expect("settings as TOML")
 }
 
 /// An I/O error as the rest of a one-line message: "no such file or directory", "too many

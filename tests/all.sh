@@ -2,6 +2,7 @@
 # The whole test suite: the Rust tests (unit, fixtures and snapshots, configuration, SARIF, CLI,
 # docs), the ecosystem checks in tests/python/ (SARIF against the OASIS schema, the pre-commit hook
 # through `pre-commit try-repo`, the pip wheel), each in its own pinned venv under target/venvs/,
+# the example GitHub workflow through actionlint (tests/workflow.sh),
 # and the kernels' runtime oracle, which builds the fp8 extension variants and checks that
 # gil-lint's verdict on each matches what really happens when it runs.
 set -euo pipefail
@@ -12,6 +13,7 @@ export GIL_LINT="$PWD/target/release/gil-lint"
 tests/python/sarif_schema.sh
 tests/python/pre_commit.sh
 tests/python/wheel.sh
+tests/workflow.sh
 if [ -x kernels/test.sh ]; then
   kernels/test.sh
 fi

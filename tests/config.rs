@@ -24,6 +24,7 @@ fn run(dir: &Path) -> check::Report {
         progress: &|_| {},
         discovered: &|_| {},
         prefilter: true,
+        given: None,
     })
     .unwrap()
 }

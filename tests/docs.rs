@@ -101,3 +101,38 @@ fn github_actions_doc_shows_the_example_workflow() {
         "docs/github-actions.md does not show docs/examples/github-workflow.yml as it is"
     );
 }
+
+/// The example workflow's contract: the upload runs only when gil-lint wrote the file it uploads
+/// (none after exit 2, `tests/cli_habits.rs`), never from a fork's pull request, and the install
+/// is pinned.
+#[test]
+fn the_example_workflow_uploads_only_a_written_report() {
+    let workflow = std::fs::read_to_string("docs/examples/github-workflow.yml").unwrap();
+    let step = |name: &str| -> String {
+        let start = workflow
+            .find(&format!("- name: {name}"))
+            .unwrap_or_else(|| panic!("no step `{name}`"));
+        let rest = &workflow[start + 2..];
+        rest[..rest.find("\n      - ").unwrap_or(rest.len())].to_string()
+    };
+    let report = "gil-lint.sarif";
+    assert!(step("Run gil-lint").contains(&format!("--output {report}")));
+    let upload = step("Upload SARIF");
+    assert!(
+        upload.contains(&format!("sarif_file: {report}")),
+        "{upload}"
+    );
+    let condition = upload.split("if:").nth(1).expect("an `if:`");
+    assert!(
+        condition.contains(&format!("hashFiles('{report}') != ''"))
+            && condition.contains("!cancelled()")
+            && condition
+                .contains("github.event.pull_request.head.repo.full_name == github.repository"),
+        "{upload}"
+    );
+    let install = step("Install gil-lint");
+    assert!(
+        install.contains("cargo install --locked") && install.contains("--tag v"),
+        "{install}"
+    );
+}

@@ -27,6 +27,7 @@ fn run(roots: &[PathBuf], prefilter: bool, threads: usize) -> String {
                 progress: &|_| {},
                 discovered: &|_| {},
                 prefilter,
+                given: None,
             })
         })
         .unwrap();
