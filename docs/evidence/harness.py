@@ -29,7 +29,7 @@ def gdb_native_stacks(pid):
     out = subprocess.run(
         ["gdb", "-p", str(pid), "-batch", "-iex", "set auto-load python-scripts off",
          "-ex", "set pagination off",
-         "-ex", "info threads", "-ex", "thread apply all bt 40"],
+         "-ex", "info threads", "-ex", "thread apply all bt 40", "-ex", "info sharedlibrary"],
         capture_output=True, text=True, timeout=120)
     return out.stdout + out.stderr
 
