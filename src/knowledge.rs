@@ -38,6 +38,10 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../rules/nanobind.toml"),
     ),
     ("rules/pyo3.toml", include_str!("../rules/pyo3.toml")),
+    (
+        "rules/c_libraries.toml",
+        include_str!("../rules/c_libraries.toml"),
+    ),
 ];
 
 /// Just enough of a file to know which schema the rest follows.
@@ -157,6 +161,11 @@ struct BindingsSection {
     /// in the analysed tree are found by themselves.
     #[serde(default)]
     entry_macros: Vec<String>,
+    /// C library functions that store a function-pointer argument (name -> its index) and call
+    /// it later from the library's own code, without the GIL: `PQsetNoticeProcessor(conn, cb,
+    /// arg)`. The callback is an entry point entered with the GIL released.
+    #[serde(default)]
+    callback_registrations: BTreeMap<String, usize>,
     call_guard: Option<String>,
 }
 
@@ -298,6 +307,8 @@ pub struct Knowledge {
     pub def_functions: std::collections::HashMap<String, bool>,
     /// Macro name -> the index of its argument that is bound.
     pub entry_macros: std::collections::HashMap<String, usize>,
+    /// Registration function name -> the index of its callback argument (entered without the GIL).
+    pub callback_registrations: std::collections::HashMap<String, usize>,
     pub constructing_calls: NameSet,
     pub call_guards: NameSet,
     pub once_calls: NameSet,
@@ -418,6 +429,11 @@ impl Knowledge {
             .extend(b.def_functions_released.iter().map(|f| (f.clone(), true)));
         self.entry_macros
             .extend(b.entry_macros.iter().map(|m| (m.clone(), 0)));
+        self.callback_registrations.extend(
+            b.callback_registrations
+                .iter()
+                .map(|(f, &i)| (f.clone(), i)),
+        );
         self.constructing_calls
             .extend(&file.construction.calls, &[]);
         self.container_add_methods

@@ -43,7 +43,8 @@ impl Seeds {
             .map(String::as_str),
         )
         .chain(knowledge.def_functions.keys().map(String::as_str))
-        .chain(knowledge.entry_macros.keys().map(String::as_str));
+        .chain(knowledge.entry_macros.keys().map(String::as_str))
+        .chain(knowledge.callback_registrations.keys().map(String::as_str));
         let rust = [
             &knowledge.rust.function_attributes,
             &knowledge.rust.impl_attributes,

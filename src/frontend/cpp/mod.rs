@@ -1033,7 +1033,10 @@ impl<'a> Walker<'a> {
                 function.gil_switches.push(switch);
             }
         }
-        if self.register_macro_entry(&path, &args) || self.register_def_call(callee, &path, &args) {
+        if self.register_macro_entry(&path, &args)
+            || self.register_callback(&path, &args)
+            || self.register_def_call(callee, &path, &args)
+        {
             return;
         }
         // `std::thread(f).detach()`, `std::async(policy, f)`: a thread started in an expression.
@@ -1260,6 +1263,34 @@ impl<'a> Walker<'a> {
             target,
             None,
         );
+        true
+    }
+
+    /// `PQsetNoticeProcessor(conn, cb, arg)`: a C library stores `cb` and calls it later from
+    /// its own code, without the GIL (the knowledge's `callback_registrations`), so `cb` is an
+    /// entry point entered released. Only a function named as such is taken: a local variable
+    /// holding a pointer is not followed (prefer no edge to a wrong one).
+    fn register_callback(&mut self, path: &str, args: &[Node]) -> bool {
+        let Some(callback) = self
+            .k
+            .callback_registrations
+            .get(path)
+            .and_then(|&argument| args.get(argument))
+            .and_then(|a| function_reference(*a))
+            .filter(|a| self.type_of(*a).is_none())
+        else {
+            return false;
+        };
+        let target = CallTarget::Named {
+            path: self.path(callback).into(),
+            receiver: Receiver::None,
+        };
+        let name = self.text(callback).to_string();
+        let why = format!("`{name}` is registered with `{path}`, which calls it without the GIL");
+        self.push_binding(name, span(callback), target, Some((span(callback), why)));
+        for arg in args {
+            self.visit(*arg);
+        }
         true
     }
 
