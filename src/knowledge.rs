@@ -166,6 +166,11 @@ struct BindingsSection {
     /// arg)`. The callback is an entry point entered with the GIL released.
     #[serde(default)]
     callback_registrations: BTreeMap<String, usize>,
+    /// Function-pointer fields of C library structs, `Type::field`, that the library's consumer
+    /// calls later on any thread, without the GIL: `managed->deleter = f` makes `f` such an
+    /// entry point.
+    #[serde(default)]
+    callback_fields: Vec<String>,
     call_guard: Option<String>,
 }
 
@@ -309,6 +314,8 @@ pub struct Knowledge {
     pub entry_macros: std::collections::HashMap<String, usize>,
     /// Registration function name -> the index of its callback argument (entered without the GIL).
     pub callback_registrations: std::collections::HashMap<String, usize>,
+    /// `Type::field` function-pointer fields whose value is entered without the GIL.
+    pub callback_fields: HashSet<String>,
     pub constructing_calls: NameSet,
     pub call_guards: NameSet,
     pub once_calls: NameSet,
@@ -434,6 +441,8 @@ impl Knowledge {
                 .iter()
                 .map(|(f, &i)| (f.clone(), i)),
         );
+        self.callback_fields
+            .extend(b.callback_fields.iter().cloned());
         self.constructing_calls
             .extend(&file.construction.calls, &[]);
         self.container_add_methods

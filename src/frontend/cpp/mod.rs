@@ -548,6 +548,13 @@ impl<'a> Walker<'a> {
                         function.lock_regions.push(region);
                     }
                 }
+                if let (Some(left), Some(right)) = (
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("right"),
+                ) && left.kind() == "field_expression"
+                {
+                    self.assign_callback_field(left, right);
+                }
                 self.visit_children(node);
             }
             "for_range_loop" => {
@@ -1267,17 +1274,50 @@ impl<'a> Walker<'a> {
     }
 
     /// `PQsetNoticeProcessor(conn, cb, arg)`: a C library stores `cb` and calls it later from
-    /// its own code, without the GIL (the knowledge's `callback_registrations`), so `cb` is an
-    /// entry point entered released. Only a function named as such is taken: a local variable
-    /// holding a pointer is not followed (prefer no edge to a wrong one).
+    /// its own code, without the GIL (the knowledge's `callback_registrations`).
     fn register_callback(&mut self, path: &str, args: &[Node]) -> bool {
-        let Some(callback) = self
+        let Some(&callback) = self
             .k
             .callback_registrations
             .get(path)
             .and_then(|&argument| args.get(argument))
-            .and_then(|a| function_reference(*a))
-            .filter(|a| self.type_of(*a).is_none())
+        else {
+            return false;
+        };
+        if !self.bind_callback(callback, &format!("registered with `{path}`")) {
+            return false;
+        }
+        for arg in args {
+            self.visit(*arg);
+        }
+        true
+    }
+
+    /// `managed->deleter = f` on a field that the knowledge's `callback_fields` names: the
+    /// library's consumer calls `f` later, on any thread, without the GIL.
+    fn assign_callback_field(&mut self, left: Node, right: Node) {
+        let (Some(object), Some(field)) = (
+            left.child_by_field_name("argument"),
+            left.child_by_field_name("field"),
+        ) else {
+            return;
+        };
+        let Some(ty) = self.type_of(object) else {
+            return;
+        };
+        let owner = self.path_of_text(ty.trim_end_matches(['*', '&', ' ']));
+        let field = format!("{}::{}", last_segment(&owner), self.text(field));
+        if self.k.callback_fields.contains(&field) {
+            self.bind_callback(right, &format!("stored in `{field}`"));
+        }
+    }
+
+    /// `callback`, a function named where a C library takes a function pointer that it calls
+    /// without the GIL, is an entry point entered released. Only a function named as such is
+    /// taken: a local variable holding a pointer is not followed (prefer no edge to a wrong
+    /// one). Returns whether it was one.
+    fn bind_callback(&mut self, callback: Node, how: &str) -> bool {
+        let Some(callback) = function_reference(callback).filter(|c| self.type_of(*c).is_none())
         else {
             return false;
         };
@@ -1286,11 +1326,8 @@ impl<'a> Walker<'a> {
             receiver: Receiver::None,
         };
         let name = self.text(callback).to_string();
-        let why = format!("`{name}` is registered with `{path}`, which calls it without the GIL");
+        let why = format!("`{name}` is {how}, and the library calls it without the GIL");
         self.push_binding(name, span(callback), target, Some((span(callback), why)));
-        for arg in args {
-            self.visit(*arg);
-        }
         true
     }
 
