@@ -39,6 +39,10 @@ const BUILTIN: &[(&str, &str)] = &[
     ),
     ("rules/pyo3.toml", include_str!("../rules/pyo3.toml")),
     ("rules/numpy.toml", include_str!("../rules/numpy.toml")),
+    (
+        "rules/c_libraries.toml",
+        include_str!("../rules/c_libraries.toml"),
+    ),
 ];
 
 /// Just enough of a file to know which schema the rest follows.
@@ -158,6 +162,16 @@ struct BindingsSection {
     /// in the analysed tree are found by themselves.
     #[serde(default)]
     entry_macros: Vec<String>,
+    /// C library functions that store a function-pointer argument (name -> its index) and call
+    /// it later from the library's own code, without the GIL: `PQsetNoticeProcessor(conn, cb,
+    /// arg)`. The callback is an entry point entered with the GIL released.
+    #[serde(default)]
+    callback_registrations: BTreeMap<String, usize>,
+    /// Function-pointer fields of C library structs, `Type::field`, that the library's consumer
+    /// calls later on any thread, without the GIL: `managed->deleter = f` makes `f` such an
+    /// entry point.
+    #[serde(default)]
+    callback_fields: Vec<String>,
     call_guard: Option<String>,
 }
 
@@ -302,6 +316,10 @@ pub struct Knowledge {
     pub def_functions: std::collections::HashMap<String, bool>,
     /// Macro name -> the index of its argument that is bound.
     pub entry_macros: std::collections::HashMap<String, usize>,
+    /// Registration function name -> the index of its callback argument (entered without the GIL).
+    pub callback_registrations: std::collections::HashMap<String, usize>,
+    /// `Type::field` function-pointer fields whose value is entered without the GIL.
+    pub callback_fields: HashSet<String>,
     pub constructing_calls: NameSet,
     pub call_guards: NameSet,
     pub once_calls: NameSet,
@@ -422,6 +440,13 @@ impl Knowledge {
             .extend(b.def_functions_released.iter().map(|f| (f.clone(), true)));
         self.entry_macros
             .extend(b.entry_macros.iter().map(|m| (m.clone(), 0)));
+        self.callback_registrations.extend(
+            b.callback_registrations
+                .iter()
+                .map(|(f, &i)| (f.clone(), i)),
+        );
+        self.callback_fields
+            .extend(b.callback_fields.iter().cloned());
         self.constructing_calls
             .extend(&file.construction.calls, &[]);
         self.container_add_methods

@@ -43,7 +43,9 @@ impl Seeds {
             .map(String::as_str),
         )
         .chain(knowledge.def_functions.keys().map(String::as_str))
-        .chain(knowledge.entry_macros.keys().map(String::as_str));
+        .chain(knowledge.entry_macros.keys().map(String::as_str))
+        .chain(knowledge.callback_registrations.keys().map(String::as_str))
+        .chain(knowledge.callback_fields.iter().map(|f| last_segment(f)));
         let rust = [
             &knowledge.rust.function_attributes,
             &knowledge.rust.impl_attributes,

@@ -648,6 +648,13 @@ impl<'a> Walker<'a> {
                         function.lock_regions.push(region);
                     }
                 }
+                if let (Some(left), Some(right)) = (
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("right"),
+                ) && left.kind() == "field_expression"
+                {
+                    self.assign_callback_field(left, right);
+                }
                 self.visit_children(node);
             }
             "for_range_loop" => {
@@ -1135,7 +1142,10 @@ impl<'a> Walker<'a> {
                 function.gil_switches.push(switch);
             }
         }
-        if self.register_macro_entry(&path, &args) || self.register_def_call(callee, &path, &args) {
+        if self.register_macro_entry(&path, &args)
+            || self.register_callback(&path, &args)
+            || self.register_def_call(callee, &path, &args)
+        {
             return;
         }
         // `std::thread(f).detach()`, `std::async(policy, f)`: a thread started in an expression.
@@ -1362,6 +1372,64 @@ impl<'a> Walker<'a> {
             target,
             None,
         );
+        true
+    }
+
+    /// `PQsetNoticeProcessor(conn, cb, arg)`: a C library stores `cb` and calls it later from
+    /// its own code, without the GIL (the knowledge's `callback_registrations`).
+    fn register_callback(&mut self, path: &str, args: &[Node]) -> bool {
+        let Some(&callback) = self
+            .k
+            .callback_registrations
+            .get(path)
+            .and_then(|&argument| args.get(argument))
+        else {
+            return false;
+        };
+        if !self.bind_callback(callback, &format!("registered with `{path}`")) {
+            return false;
+        }
+        for arg in args {
+            self.visit(*arg);
+        }
+        true
+    }
+
+    /// `managed->deleter = f` on a field that the knowledge's `callback_fields` names: the
+    /// library's consumer calls `f` later, on any thread, without the GIL.
+    fn assign_callback_field(&mut self, left: Node, right: Node) {
+        let (Some(object), Some(field)) = (
+            left.child_by_field_name("argument"),
+            left.child_by_field_name("field"),
+        ) else {
+            return;
+        };
+        let Some(ty) = self.type_of(object) else {
+            return;
+        };
+        let owner = self.path_of_text(ty.trim_end_matches(['*', '&', ' ']));
+        let field = format!("{}::{}", last_segment(&owner), self.text(field));
+        if self.k.callback_fields.contains(&field) {
+            self.bind_callback(right, &format!("stored in `{field}`"));
+        }
+    }
+
+    /// `callback`, a function named where a C library takes a function pointer that it calls
+    /// without the GIL, is an entry point entered released. Only a function named as such is
+    /// taken: a local variable holding a pointer is not followed (prefer no edge to a wrong
+    /// one). Returns whether it was one.
+    fn bind_callback(&mut self, callback: Node, how: &str) -> bool {
+        let Some(callback) = function_reference(callback).filter(|c| self.type_of(*c).is_none())
+        else {
+            return false;
+        };
+        let target = CallTarget::Named {
+            path: self.path(callback).into(),
+            receiver: Receiver::None,
+        };
+        let name = self.text(callback).to_string();
+        let why = format!("`{name}` is {how}, and the library calls it without the GIL");
+        self.push_binding(name, span(callback), target, Some((span(callback), why)));
         true
     }
 
