@@ -613,11 +613,7 @@ impl<'a> Walker<'a> {
                 };
                 if only.kind() == "identifier" {
                     let name = self.text(only).to_string();
-                    if self.k.release_calls.contains(&name) {
-                        self.add_gil_switch(node, GilState::Released, format!("`{name}`"));
-                    } else if self.k.acquire_calls.contains(&name) {
-                        self.add_gil_switch(node, GilState::Held, format!("`{name}`"));
-                    }
+                    self.add_switch_call(node, &name, format!("`{name}`"));
                 }
                 self.visit_children(node);
             }
@@ -1083,6 +1079,19 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// A GIL switch at `node` when `path` names a release or acquire call; whether it did.
+    fn add_switch_call(&mut self, node: Node, path: &str, what: String) -> bool {
+        let to = if self.names(&self.k.release_calls, path) {
+            GilState::Released
+        } else if self.names(&self.k.acquire_calls, path) {
+            GilState::Held
+        } else {
+            return false;
+        };
+        self.add_gil_switch(node, to, what);
+        true
+    }
+
     fn add_gil_switch(&mut self, node: Node, to: GilState, what: String) {
         // A call's arguments are evaluated before it switches: `NPY_BEGIN_THREADS_THRESHOLDED(
         // PyArray_Size(a))` reads the array while the GIL is still held.
@@ -1190,10 +1199,7 @@ impl<'a> Walker<'a> {
         }
         if self.names(&self.k.once_calls, &path) {
             self.visit_once(node, &args);
-        } else if self.names(&self.k.release_calls, &path) {
-            self.add_gil_switch(node, GilState::Released, format!("`{shown}()`"));
-        } else if self.names(&self.k.acquire_calls, &path) {
-            self.add_gil_switch(node, GilState::Held, format!("`{shown}()`"));
+        } else if self.add_switch_call(node, &path, format!("`{shown}()`")) {
         } else if self.names(&self.k.python_calls, &path) {
             let runs_code = self.names(&self.k.calls_running_code, &path);
             self.add_py_use(callee, format!("`{shown}` is called"), runs_code);
