@@ -136,6 +136,7 @@ fn the_layers_depend_only_downwards() {
             "prefilter",
             &["callgraph", "frontend", "knowledge", "model"],
         ),
+        ("cache", &["frontend", "input", "knowledge", "model"]),
         ("diagnostic", &["model"]),
         (
             "analysis",
@@ -153,6 +154,7 @@ fn the_layers_depend_only_downwards() {
             "check",
             &[
                 "baseline",
+                "cache",
                 "config",
                 "diagnostic",
                 "discover",

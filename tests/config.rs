@@ -25,6 +25,7 @@ fn run(dir: &Path) -> check::Report {
         discovered: &|_| {},
         prefilter: true,
         given: None,
+        cache: None,
     })
     .unwrap()
 }
