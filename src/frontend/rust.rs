@@ -1042,6 +1042,7 @@ impl Walker<'_> {
         {
             let waits = contended && !rust.detached_once_methods.contains(&method);
             self.push_region(LockRegion {
+                member: false,
                 span,
                 kind: LockKind::Once,
                 lock: lock.clone(),
@@ -1079,6 +1080,7 @@ impl Walker<'_> {
                 return false;
             };
             self.push_region(LockRegion {
+                member: false,
                 span,
                 kind: LockKind::Condvar,
                 lock: lock.clone(),
@@ -1094,6 +1096,7 @@ impl Walker<'_> {
                 .and_then(|f| f.locals.get(&receiver).cloned())
         {
             self.push_region(LockRegion {
+                member: false,
                 span,
                 kind: LockKind::Thread,
                 lock: thread,
@@ -1124,6 +1127,7 @@ impl Walker<'_> {
             (None, None) => frame.map_or(u32::MAX, |f| f.statement_end),
         };
         let region = self.push_region(LockRegion {
+            member: false,
             span,
             kind,
             lock,
@@ -1204,6 +1208,7 @@ impl Walker<'_> {
         let at = span_of(wait);
         let thread = self.qualified(&format!("{label}@{}", wait.start().line));
         self.push_region(LockRegion {
+            member: false,
             span: at,
             kind: LockKind::Thread,
             lock: thread.clone(),
@@ -1439,6 +1444,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         if let Some(Static::Lazy(init, _)) = self.statics.get(&name).cloned() {
             let at = span_of(path.span());
             self.push_region(LockRegion {
+                member: false,
                 span: at,
                 kind: LockKind::Lazy,
                 lock: name,
@@ -1601,6 +1607,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             let at = span_of(call.method.span());
             let thread = self.qualified(&format!("{method}@{}", call.method.span().start().line));
             self.push_region(LockRegion {
+                member: false,
                 span: at,
                 kind: LockKind::Thread,
                 lock: thread.clone(),
