@@ -20,8 +20,7 @@ use crate::callgraph::CallGraph;
 use crate::diagnostic::{Step, follows_guess};
 use crate::frontend::Language;
 use crate::model::{
-    CallTarget, FnId, Function, FunctionKind, GilState, LockKind, LockRegion, Program, Receiver,
-    Span,
+    CallTarget, FnId, Function, FunctionKind, GilState, LockKind, LockRegion, Program, Span,
 };
 
 pub type LockId = usize;
@@ -294,13 +293,8 @@ impl Builder<'_> {
                         };
                         // A call on `this` (written or not) from a method on an unpublished object
                         // runs on that object too.
-                        let on_this = matches!(
-                            &site.target,
-                            CallTarget::Named {
-                                receiver: Receiver::This | Receiver::None,
-                                ..
-                            }
-                        ) && self.program.functions[function].kind.is_method();
+                        let on_this = site.target.on_own_object()
+                            && self.program.functions[function].kind.is_method();
                         let next = Node {
                             function,
                             state,

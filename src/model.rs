@@ -173,6 +173,20 @@ pub enum CallTarget {
     Param(u32),
 }
 
+impl CallTarget {
+    /// Whether a method it lands on runs on the caller's own object: `this->f()`, or `f()`
+    /// written in a method.
+    pub fn on_own_object(&self) -> bool {
+        matches!(
+            self,
+            CallTarget::Named {
+                receiver: Receiver::This | Receiver::None,
+                ..
+            }
+        )
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Receiver {
     /// A free or qualified call.
