@@ -46,6 +46,8 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
         guard_functions: FxHashMap::default(),
         returned_types: FxHashMap::default(),
         free_functions: FxHashSet::default(),
+        type_aliases: FxHashMap::default(),
+        generic_bounds: Vec::new(),
         frames: Vec::new(),
     };
     walker.crate_declarations();
@@ -161,15 +163,94 @@ fn result_value_type(ty: &Type) -> Option<&Type> {
     }
 }
 
-/// The first trait of a trait object's bounds: `Scorer` for `dyn Scorer + Send`.
+/// The type parameters of `generics` bounded by a trait, in their list or in the where clause,
+/// with the first such trait: `PT: PreTokenizer` gives (`PT`, `PreTokenizer`).
+fn trait_bounds(generics: &syn::Generics) -> Vec<(String, String)> {
+    let mut found: Vec<(String, String)> = generics
+        .type_params()
+        .filter_map(|p| Some((p.ident.to_string(), trait_bound_name(&p.bounds)?)))
+        .collect();
+    for predicate in generics.where_clause.iter().flat_map(|w| &w.predicates) {
+        if let syn::WherePredicate::Type(t) = predicate
+            && let Type::Path(p) = &t.bounded_ty
+            && let Some(param) = p.path.get_ident()
+            && let Some(bound) = trait_bound_name(&t.bounds)
+        {
+            found.push((param.to_string(), bound));
+        }
+    }
+    found
+}
+
+/// The first trait of a trait object's or parameter's bounds that says what the value does:
+/// `Scorer` for `dyn Scorer + Send`, `PreTokenizer` for `PT: Sync + PreTokenizer`.
 fn trait_bound_name(
     bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>,
 ) -> Option<String> {
     bounds.iter().find_map(|b| match b {
-        syn::TypeParamBound::Trait(t) => t.path.segments.last().map(|s| s.ident.to_string()),
+        syn::TypeParamBound::Trait(t) => t
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .filter(|name| !STD_TRAITS.contains(&name.as_str())),
         _ => None,
     })
 }
+
+/// Traits of the standard library and of serde: types of every kind implement them, so a call
+/// through one (`iter.next()` on an `impl Iterator`) says nothing of which project type runs.
+const STD_TRAITS: &[&str] = &[
+    "Send",
+    "Sync",
+    "Sized",
+    "Unpin",
+    "Clone",
+    "Copy",
+    "Debug",
+    "Default",
+    "Display",
+    "Any",
+    "Error",
+    "Iterator",
+    "IntoIterator",
+    "DoubleEndedIterator",
+    "ExactSizeIterator",
+    "FromIterator",
+    "Extend",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "From",
+    "Into",
+    "TryFrom",
+    "TryInto",
+    "AsRef",
+    "AsMut",
+    "Borrow",
+    "BorrowMut",
+    "Deref",
+    "DerefMut",
+    "ToString",
+    "ToOwned",
+    "Read",
+    "Write",
+    "Seek",
+    "BufRead",
+    "Hash",
+    "Hasher",
+    "Eq",
+    "PartialEq",
+    "Ord",
+    "PartialOrd",
+    "Drop",
+    "Future",
+    "Stream",
+    "Serialize",
+    "Deserialize",
+    "IntoPy",
+    "ToPyObject",
+];
 
 /// Types that hold another one (`Arc<T>`, `LazyLock<T>`): a value of theirs is used as a `T`, and
 /// one made by their constructor says nothing of `T`.
@@ -383,6 +464,12 @@ struct Walker<'k> {
     returned_types: FxHashMap<String, String>,
     /// The free functions the file declares: their names passed as values are calls.
     free_functions: FxHashSet<String>,
+    /// `type Tokenizer = TokenizerImpl<..>;`: the alias and the type it names.
+    type_aliases: FxHashMap<String, String>,
+    /// The generic parameters in scope (of the impl, then of the function) with the first trait
+    /// that bounds each: a value of type `PT: PreTokenizer` is called as a `PreTokenizer`, whose
+    /// implementors the call graph knows.
+    generic_bounds: Vec<(String, String)>,
     frames: Vec<Frame>,
 }
 
@@ -415,6 +502,11 @@ impl Walker<'_> {
                 }
                 Item::Enum(e) => {
                     self.declared_types.insert(e.ident.to_string());
+                }
+                Item::Type(t) => {
+                    if let Some(ty) = type_name(&t.ty) {
+                        self.type_aliases.insert(t.ident.to_string(), ty);
+                    }
                 }
                 Item::Struct(s) => {
                     self.declared_types.insert(s.ident.to_string());
@@ -566,6 +658,8 @@ impl Walker<'_> {
                     .push((format!("{}::{ty}", self.module.join("::")), bases));
                 let binds = self.has_attribute(&i.attrs, &self.k.rust.impl_attributes);
                 let saved = self.self_type.replace(ty.clone());
+                let generics = self.generic_bounds.len();
+                self.generic_bounds.extend(trait_bounds(&i.generics));
                 for impl_item in &i.items {
                     if let ImplItem::Fn(m) = impl_item {
                         let id = self.function(&m.sig, &m.block, FunctionKind::Method);
@@ -576,6 +670,7 @@ impl Walker<'_> {
                         }
                     }
                 }
+                self.generic_bounds.truncate(generics);
                 self.self_type = saved;
             }
             Item::Trait(t) => {
@@ -730,9 +825,12 @@ impl Walker<'_> {
                 }
             }
         }
+        let generics = self.generic_bounds.len();
+        self.generic_bounds.extend(trait_bounds(&sig.generics));
         self.frames.push(frame);
         self.visit_block(block);
         self.frames.pop();
+        self.generic_bounds.truncate(generics);
         id
     }
 
@@ -984,9 +1082,26 @@ impl Walker<'_> {
                 && !self.declared_types.contains(ty))
     }
 
+    /// The type of a receiver (see [`Self::declared_type_of`]), an alias or a bounded generic
+    /// parameter read as what it stands for.
+    fn type_of(&self, receiver: &Expr) -> Option<String> {
+        let ty = self.declared_type_of(receiver)?;
+        let bound = self
+            .generic_bounds
+            .iter()
+            .rev()
+            .find(|(param, _)| *param == ty)
+            .map(|(_, bound)| bound.clone());
+        Some(
+            bound
+                .or_else(|| self.type_aliases.get(&ty).cloned())
+                .unwrap_or(ty),
+        )
+    }
+
     /// The declared type of a receiver: a `let`, a parameter, a field, or a static; `self`; a
     /// value built in place.
-    fn type_of(&self, receiver: &Expr) -> Option<String> {
+    fn declared_type_of(&self, receiver: &Expr) -> Option<String> {
         if let Some(ty) = constructed_type(receiver) {
             return Some(ty);
         }
