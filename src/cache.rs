@@ -252,7 +252,7 @@ fn fits(model: &FileModel, text: &str) -> bool {
                 (*call as usize) < f.calls.len()
                     && match note {
                         CallNote::PassedTo(call, _) => (*call as usize) < f.calls.len(),
-                        CallNote::Spawns(_) => true,
+                        CallNote::Spawns(_) | CallNote::Unpublished => true,
                     }
             })
             && f.py_uses.iter().all(|u| span(&u.span))

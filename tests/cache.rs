@@ -13,6 +13,7 @@ use gil_lint::model::{FileModel, Language, Span};
 /// One whole check of `root`: its findings as text and JSON, and its errors apart.
 fn run(root: &Path, cache: Option<Location>, threads: usize) -> (String, Vec<String>) {
     let pool = gil_lint::thread_pool(Some(threads)).unwrap();
+    let repo = gil_lint::repo::RepoRoot::at(root).unwrap();
     let report = pool
         .install(|| {
             check::run(check::Options {
@@ -29,6 +30,7 @@ fn run(root: &Path, cache: Option<Location>, threads: usize) -> (String, Vec<Str
                 prefilter: true,
                 given: None,
                 cache,
+                root: &repo,
             })
         })
         .unwrap();
