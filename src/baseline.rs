@@ -1,10 +1,11 @@
 //! Baselines, for adopting gil-lint on a codebase that already has findings: `--write-baseline
 //! FILE` records the current findings, `--baseline FILE` reports only the ones not recorded.
 //!
-//! A finding is recorded by its rule and a fingerprint of its rule, file, function and the text of
-//! its primary line with all whitespace removed, so a finding keeps its fingerprint when lines are
-//! added above it or it is re-indented, and loses it when its own line changes. Several findings
-//! with one fingerprint are counted.
+//! A finding is recorded by its rule and a fingerprint of its rule, file (relative to the
+//! repository root, [`crate::repo`], so that a baseline matches from any folder), function and the
+//! text of its primary line with all whitespace removed, so a finding keeps its fingerprint when
+//! lines are added above it or it is re-indented, and loses it when its own line changes. Several
+//! findings with one fingerprint are counted.
 //!
 //! The baseline file is usually committed, so a pull request can change it into anything: it is
 //! read as [`crate::input`] reads every untrusted file (a regular file of at most [`FILE_LIMIT`]
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::diagnostic::Finding;
 use crate::input::{self, shown};
 use crate::model::Program;
+use crate::repo::RepoRoot;
 
 const VERSION: u32 = 1;
 
@@ -68,8 +70,9 @@ fn fnv1a(parts: &[&str]) -> u64 {
     hash
 }
 
-/// The finding's fingerprint: 16 hex digits.
-pub fn fingerprint(program: &Program, finding: &Finding) -> String {
+/// The finding's fingerprint: 16 hex digits. The file is named relative to `root`, so that a
+/// baseline matches from any folder of the repository.
+pub fn fingerprint(program: &Program, finding: &Finding, root: &RepoRoot) -> String {
     let file = &program.file(finding.primary.file);
     let line = file.line_col(finding.primary.start).0;
     let start = file.line_start(line - 1);
@@ -80,7 +83,7 @@ pub fn fingerprint(program: &Program, finding: &Finding) -> String {
         .chars()
         .filter(|c| !c.is_whitespace())
         .collect();
-    let path = file.path.to_string_lossy().replace('\\', "/");
+    let path = root.name(&file.path);
     format!(
         "{:016x}",
         fnv1a(&[finding.rule, &path, &finding.function, &content])
@@ -88,17 +91,13 @@ pub fn fingerprint(program: &Program, finding: &Finding) -> String {
 }
 
 /// The baseline file for `findings`, sorted so that rewriting it gives a small diff.
-pub fn write(program: &Program, findings: &[Finding]) -> String {
+pub fn write(program: &Program, findings: &[Finding], root: &RepoRoot) -> String {
     let mut entries: Vec<Entry> = findings
         .iter()
         .map(|f| Entry {
             rule: f.rule.to_string(),
-            fingerprint: fingerprint(program, f),
-            path: program
-                .file(f.primary.file)
-                .path
-                .to_string_lossy()
-                .replace('\\', "/"),
+            fingerprint: fingerprint(program, f, root),
+            path: root.name(&program.file(f.primary.file).path),
             message: f.message.clone(),
         })
         .collect();
@@ -111,8 +110,13 @@ pub fn write(program: &Program, findings: &[Finding]) -> String {
 }
 
 /// Writes the baseline file for `findings` to `path` with [`write_file`].
-pub fn save(path: &Path, program: &Program, findings: &[Finding]) -> Result<(), String> {
-    write_file(path, write(program, findings).as_bytes())
+pub fn save(
+    path: &Path,
+    program: &Program,
+    findings: &[Finding],
+    root: &RepoRoot,
+) -> Result<(), String> {
+    write_file(path, write(program, findings, root).as_bytes())
         .map_err(|reason| format!("{}: cannot write the baseline: {reason}", shown(path)))
 }
 
@@ -240,10 +244,15 @@ impl Baseline {
     }
 
     /// Removes the findings the baseline accepts.
-    pub fn apply(mut self, program: &Program, findings: &mut Vec<Finding>) -> Applied {
+    pub fn apply(
+        mut self,
+        program: &Program,
+        findings: &mut Vec<Finding>,
+        root: &RepoRoot,
+    ) -> Applied {
         let before = findings.len();
         findings.retain(|f| {
-            let key = (f.rule.to_string(), fingerprint(program, f));
+            let key = (f.rule.to_string(), fingerprint(program, f, root));
             match self.remaining.get_mut(&key) {
                 Some(n) if *n > 0 => {
                     *n -= 1;

@@ -9,6 +9,7 @@ use crate::diagnostic::{Confidence, Finding};
 use crate::frontend::Language;
 use crate::input::shown;
 use crate::knowledge::Knowledge;
+use crate::repo::{RepoRoot, absolute};
 use crate::{Analysis, GivenText, Progress, discover, suppress};
 
 /// What is reported when neither the configuration nor the command line says.
@@ -34,6 +35,8 @@ pub struct Options<'a> {
     /// files under `project`), in place of the file there if there is one. `paths` is then its
     /// path alone.
     pub given: Option<GivenText>,
+    /// Where the baseline's paths start.
+    pub root: &'a RepoRoot,
 }
 
 pub struct Report {
@@ -146,24 +149,15 @@ pub fn run(options: Options) -> Result<Report, String> {
             .collect();
         findings.retain(|f| touches(f, &files));
     }
-    let baseline = options.baseline.map(|b| b.apply(program, findings));
+    let baseline = options
+        .baseline
+        .map(|b| b.apply(program, findings, options.root));
     Ok(Report {
         analysis,
         suppressed: suppressions.suppressed,
         baseline,
         empty_roots: found.empty_roots,
     })
-}
-
-/// `path` with symbolic links resolved; for a file that does not exist (one read from standard
-/// input), its resolved directory joined with its name.
-fn absolute(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path)
-        .or_else(|_| {
-            let (dir, name) = (crate::input::parent_dir(path), path.file_name());
-            std::fs::canonicalize(dir).map(|dir| name.map_or_else(|| dir.clone(), |n| dir.join(n)))
-        })
-        .unwrap_or_else(|_| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()))
 }
 
 /// Whether the finding's location or a step of its path is in one of the files marked in `files`.

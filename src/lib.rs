@@ -17,6 +17,7 @@ pub mod lints;
 pub mod model;
 pub mod prefilter;
 pub mod render;
+pub mod repo;
 pub mod suppress;
 #[cfg(test)]
 pub(crate) mod test_support;

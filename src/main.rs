@@ -13,6 +13,7 @@ use gil_lint::config::Config;
 use gil_lint::diagnostic::{Confidence, Severity};
 use gil_lint::knowledge::Knowledge;
 use gil_lint::render::{human::HumanRenderer, json, sarif};
+use gil_lint::repo::RepoRoot;
 use gil_lint::{Progress, check, discover};
 
 // Modelling allocates and frees many small strings and vectors from every worker thread; the
@@ -118,6 +119,11 @@ struct CheckArgs {
     /// pre-commit, which passes the changed files).
     #[arg(long, value_name = "DIR")]
     project: Option<PathBuf>,
+    /// The repository root, which SARIF, GitHub and GitLab paths and baselines are relative to
+    /// (default: the nearest folder above the checked path with `.git`, else the configuration
+    /// file's folder, else `--project`, else the current directory).
+    #[arg(long, value_name = "DIR")]
+    repo_root: Option<PathBuf>,
     /// No progress bar and no summary line.
     #[arg(long, short)]
     quiet: bool,
@@ -262,6 +268,22 @@ impl CheckArgs {
     fn config_start(&self) -> &std::path::Path {
         self.project.as_deref().unwrap_or(&self.paths[0])
     }
+
+    /// The repository root: `--repo-root`, else the nearest folder with `.git` above where the
+    /// configuration is looked for from, else the configuration file's folder, the project or
+    /// the current directory.
+    fn repo_root(&self, config: &Config) -> Result<RepoRoot, String> {
+        if let Some(dir) = &self.repo_root {
+            return RepoRoot::at(dir);
+        }
+        let fallback = config
+            .path
+            .as_deref()
+            .map(gil_lint::input::parent_dir)
+            .or(self.project.as_deref())
+            .unwrap_or(std::path::Path::new("."));
+        Ok(RepoRoot::find(self.config_start(), fallback))
+    }
 }
 
 /// Standard input, as the text of a source file.
@@ -385,6 +407,7 @@ fn check(args: CheckArgs) -> Result<u8, String> {
         }
     }
     let config = settings(&args)?;
+    let root = args.repo_root(&config)?;
     if args.show_settings {
         return write_out(&show_settings(&args, &config)).map(|()| EXIT_CLEAN);
     }
@@ -409,6 +432,7 @@ fn check(args: CheckArgs) -> Result<u8, String> {
             discovered: &|n| bar.bar.set_length(n as u64),
             prefilter: !args.no_prefilter,
             given,
+            root: &root,
         })
     })?;
     bar.bar.finish_and_clear();
@@ -427,7 +451,7 @@ fn check(args: CheckArgs) -> Result<u8, String> {
     }
     if let Some(path) = &args.write_baseline {
         // Atomically, and never through a symbolic link (see `baseline::write_file`).
-        baseline::save(path, &analysis.program, &analysis.findings)?;
+        baseline::save(path, &analysis.program, &analysis.findings, &root)?;
         if !args.quiet {
             say(&format!(
                 "wrote {} to {}",
@@ -437,8 +461,19 @@ fn check(args: CheckArgs) -> Result<u8, String> {
         }
         return Ok(EXIT_CLEAN);
     }
+    let exit = if analysis.findings.is_empty() || args.exit_zero {
+        EXIT_CLEAN
+    } else {
+        EXIT_FINDINGS
+    };
+    let run = Run {
+        args: &args,
+        report: &report,
+        root: &root,
+        exit,
+    };
     let written = match (&args.output, args.format) {
-        (Some(path), format) => std::fs::write(path, report_text(&args, &report, format)),
+        (Some(path), format) => std::fs::write(path, run.text(format)),
         (None, Format::Human) if !args.statistics => {
             // Coloured as codespan writes it; anstream strips the colours where they are not
             // wanted (`--color`, `NO_COLOR`, `CLICOLOR_FORCE`, not a terminal).
@@ -446,9 +481,7 @@ fn check(args: CheckArgs) -> Result<u8, String> {
             HumanRenderer::new(&analysis.program)
                 .emit(&analysis.findings, &mut termcolor::Ansi::new(stdout))
         }
-        (None, format) => {
-            std::io::stdout().write_all(report_text(&args, &report, format).as_bytes())
-        }
+        (None, format) => std::io::stdout().write_all(run.text(format).as_bytes()),
     };
     match written {
         Ok(()) => {}
@@ -459,19 +492,44 @@ fn check(args: CheckArgs) -> Result<u8, String> {
     if !args.quiet && (args.format == Format::Human || args.output.is_some()) {
         say(&summary(&report, started.elapsed()));
     }
-    Ok(if analysis.findings.is_empty() || args.exit_zero {
-        EXIT_CLEAN
-    } else {
-        EXIT_FINDINGS
-    })
+    Ok(exit)
 }
 
-/// The report in `format`, or with `--statistics` its counts per rule.
-fn report_text(args: &CheckArgs, report: &check::Report, format: Format) -> String {
-    if args.statistics {
-        statistics(&report.analysis.findings, format)
-    } else {
-        render_text(report, format)
+/// A finished run, to render.
+struct Run<'a> {
+    args: &'a CheckArgs,
+    report: &'a check::Report,
+    root: &'a RepoRoot,
+    exit: u8,
+}
+
+impl Run<'_> {
+    /// The report in `format`, or with `--statistics` its counts per rule.
+    fn text(&self, format: Format) -> String {
+        if self.args.statistics {
+            return statistics(&self.report.analysis.findings, format);
+        }
+        let analysis = &self.report.analysis;
+        let (program, findings) = (&analysis.program, &analysis.findings);
+        match format {
+            Format::Human => HumanRenderer::new(program).render_plain(findings),
+            Format::Json => json::render(program, findings, &analysis.errors),
+            Format::Sarif => sarif::render(
+                program,
+                findings,
+                gil_lint::lints::LINTS,
+                &analysis.errors,
+                &sarif::Options {
+                    root: self.root,
+                    base_ids: true,
+                    invocation: Some(sarif::Invocation {
+                        arguments: std::env::args().skip(1).collect(),
+                        working_directory: PathBuf::from("."),
+                        exit_code: self.exit,
+                    }),
+                },
+            ),
+        }
     }
 }
 
@@ -608,21 +666,6 @@ fn io_reason(err: &std::io::Error) -> String {
     chars.next().map_or(String::new(), |first| {
         first.to_lowercase().chain(chars).collect()
     })
-}
-
-fn render_text(report: &check::Report, format: Format) -> String {
-    let analysis = &report.analysis;
-    match format {
-        Format::Human => HumanRenderer::new(&analysis.program).render_plain(&analysis.findings),
-        Format::Json => json::render(&analysis.program, &analysis.findings, &analysis.errors),
-        Format::Sarif => sarif::render(
-            &analysis.program,
-            &analysis.findings,
-            gil_lint::lints::LINTS,
-            &analysis.errors,
-            &sarif::Options::from_current_dir(),
-        ),
-    }
 }
 
 fn plural(n: usize, what: &str) -> String {

@@ -15,6 +15,7 @@ use gil_lint::config::Config;
 fn run(dir: &Path) -> check::Report {
     let rules: Vec<&str> = gil_lint::lints::LINTS.iter().map(|r| r.id).collect();
     let config = Config::discover(dir, &rules).unwrap();
+    let root = gil_lint::repo::RepoRoot::at(Path::new(".")).unwrap();
     check::run(Options {
         paths: vec![dir.to_path_buf()],
         project: None,
@@ -25,6 +26,7 @@ fn run(dir: &Path) -> check::Report {
         discovered: &|_| {},
         prefilter: true,
         given: None,
+        root: &root,
     })
     .unwrap()
 }

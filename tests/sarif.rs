@@ -9,6 +9,12 @@ use serde_json::Value;
 use gil_lint::discover;
 use gil_lint::knowledge::Knowledge;
 use gil_lint::render::sarif;
+use gil_lint::repo::RepoRoot;
+
+/// The repository root of the tests: the crate's folder, where they run.
+fn here() -> RepoRoot {
+    RepoRoot::at(Path::new(".")).unwrap()
+}
 
 fn sarif_of(roots: &[PathBuf], options: &sarif::Options) -> Value {
     let found = discover::discover(roots, &discover::exclude_set(&[]).unwrap());
@@ -160,7 +166,16 @@ fn check_github_rules(log: &Value, at: &str) {
 
 #[test]
 fn every_fixture_s_sarif_meets_github_s_rules() {
-    let options = sarif::Options::from_current_dir();
+    let root = here();
+    let options = sarif::Options {
+        root: &root,
+        base_ids: true,
+        invocation: Some(sarif::Invocation {
+            arguments: vec!["check".into(), "--format".into(), "sarif".into()],
+            working_directory: PathBuf::from("."),
+            exit_code: 1,
+        }),
+    };
     let mut results = 0;
     for dir in fixture_dirs() {
         let log = sarif_of(std::slice::from_ref(&dir), &options);
@@ -174,7 +189,7 @@ fn every_fixture_s_sarif_meets_github_s_rules() {
 fn deadlocks_have_one_thread_flow_per_thread() {
     let log = sarif_of(
         &[PathBuf::from("fixtures/mutex_inversion")],
-        &sarif::Options { source_root: None },
+        &sarif::Options::new(&here()),
     );
     let result = &log["runs"][0]["results"][0];
     assert_eq!(result["ruleId"], "gil-lock-inversion");
@@ -186,11 +201,29 @@ fn deadlocks_have_one_thread_flow_per_thread() {
             .unwrap()
             .starts_with("thread A:")
     );
+    // Each thread's steps in the order it runs them: bound, takes the mutex, then (A) takes the
+    // GIL where the finding is, or (B) waits for the mutex.
+    let lines = |thread: &Value| -> Vec<u64> {
+        thread["locations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                l.pointer("/location/physicalLocation/region/startLine")
+                    .and_then(Value::as_u64)
+                    .unwrap()
+            })
+            .collect()
+    };
+    assert_eq!(lines(&threads[0]), [34, 18, 20]);
+    assert_eq!(lines(&threads[1]), [33, 13, 13]);
+    let primary = result.pointer("/locations/0/physicalLocation/region/startLine");
+    assert_eq!(primary, Some(&Value::from(20)));
 }
 
 #[test]
 fn rule_help_is_the_rule_documentation() {
-    let log = sarif_of(&[], &sarif::Options { source_root: None });
+    let log = sarif_of(&[], &sarif::Options::new(&here()));
     for (rule, descriptor) in gil_lint::lints::LINTS.iter().zip(
         log["runs"][0]["tool"]["driver"]["rules"]
             .as_array()
@@ -227,10 +260,7 @@ fn fingerprints_survive_lines_added_above() {
         }
     };
     let fingerprints = || {
-        let log = sarif_of(
-            &[dir.path().to_path_buf()],
-            &sarif::Options { source_root: None },
-        );
+        let log = sarif_of(&[dir.path().to_path_buf()], &sarif::Options::new(&here()));
         log["runs"][0]["results"]
             .as_array()
             .unwrap()
@@ -261,7 +291,7 @@ fn fingerprints_survive_lines_added_above() {
 fn sarif_snapshot() {
     let log = sarif_of(
         &[PathBuf::from("fixtures/seed_call_once_import")],
-        &sarif::Options { source_root: None },
+        &sarif::Options::new(&here()),
     );
     // The rules' documentation is checked above; the snapshot shows the results.
     let results = serde_json::to_string_pretty(&log["runs"][0]["results"]).unwrap();

@@ -1,6 +1,6 @@
 use super::{Group, Precision, binding_list, declare_lint, flow_ending_at};
 use crate::analysis::{Edge, Facts};
-use crate::diagnostic::{Finding, Flow, Severity};
+use crate::diagnostic::{Finding, Severity};
 use crate::model::{LockKind, Program};
 
 declare_lint! {
@@ -135,10 +135,13 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
                 function: program.functions[wait.function].qualname.clone(),
                 flows: vec![
                     flow_ending_at(program, runs, runner, format!("{}: needs the GIL", runs.what)),
-                    Flow {
-                        title: format!("holds the GIL, then waits for {lock_name}"),
-                        steps: wait.trace.clone(),
-                    },
+                    // Thread B's path ends where it waits: the finding's location.
+                    flow_ending_at(
+                        program,
+                        wait,
+                        format!("holds the GIL, then waits for {lock_name}"),
+                        format!("{} while holding the GIL", wait.what),
+                    ),
                 ],
                 notes,
                 help: Some(super::by_language(

@@ -1,6 +1,6 @@
 use super::{Group, Precision, binding_list, declare_lint, flow_ending_at};
 use crate::analysis::{Edge, Facts};
-use crate::diagnostic::{Finding, Flow, Severity};
+use crate::diagnostic::{Finding, Severity};
 use crate::model::Program;
 
 declare_lint! {
@@ -71,6 +71,10 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
         };
         for acquire in facts.witnesses(Edge::Acquire(id)) {
             let lock_name = lock.describe();
+            let primary_label = format!(
+                "{}: waits for the GIL while holding {lock_name}",
+                acquire.what
+            );
             findings.push(Finding {
                 rule: GIL_LOCK_INVERSION.id,
                 severity: GIL_LOCK_INVERSION.default_severity,
@@ -78,13 +82,16 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
                     "the GIL is taken while holding {lock_name}, which other paths wait for while holding the GIL"
                 ),
                 primary: acquire.at,
-                primary_label: format!("{}: waits for the GIL while holding {lock_name}", acquire.what),
+                primary_label: primary_label.clone(),
                 function: program.functions[acquire.function].qualname.clone(),
                 flows: vec![
-                    Flow {
-                        title: format!("holds {lock_name}, then waits for the GIL"),
-                        steps: acquire.trace.clone(),
-                    },
+                    // Thread A's path ends where it takes the GIL: the finding's location.
+                    flow_ending_at(
+                        program,
+                        acquire,
+                        format!("holds {lock_name}, then waits for the GIL"),
+                        primary_label,
+                    ),
                     flow_ending_at(
                         program,
                         wait,

@@ -144,7 +144,12 @@ impl<'p> HumanRenderer<'p> {
             } else {
                 String::new()
             };
-            labels.extend(flow.steps.iter().enumerate().map(|(i, step)| {
+            // A path that ends at the finding's location ends at the primary label.
+            let shown = match flow.steps.last() {
+                Some(last) if last.span == finding.primary => flow.steps.len() - 1,
+                _ => flow.steps.len(),
+            };
+            labels.extend(flow.steps[..shown].iter().enumerate().map(|(i, step)| {
                 Label::secondary(step.span.file as usize, step.span.range()).with_message(format!(
                     "{letter}{}. {}",
                     i + 1,

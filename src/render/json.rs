@@ -24,6 +24,11 @@ struct JsonFinding<'a> {
     line: usize,
     column: usize,
     trace: Vec<JsonStep<'a>>,
+    /// What the human format shows under the finding.
+    notes: &'a [String],
+    /// How to fix it, when the rule knows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    help: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -72,15 +77,22 @@ pub fn render(program: &Program, findings: &[Finding], errors: &[String]) -> Str
                     }
                 })
                 .collect();
-            trace.push(JsonStep {
-                thread: None,
-                path: path.clone(),
-                line,
-                column,
-                function: &f.function,
-                note: &f.primary_label,
-                guessed: false,
-            });
+            // The trace ends at the finding's location, once.
+            let ends_at_primary = f
+                .flows
+                .iter()
+                .any(|flow| flow.steps.last().is_some_and(|s| s.span == f.primary));
+            if !ends_at_primary {
+                trace.push(JsonStep {
+                    thread: None,
+                    path: path.clone(),
+                    line,
+                    column,
+                    function: &f.function,
+                    note: &f.primary_label,
+                    guessed: false,
+                });
+            }
             JsonFinding {
                 rule: f.rule,
                 severity: f.severity,
@@ -90,6 +102,8 @@ pub fn render(program: &Program, findings: &[Finding], errors: &[String]) -> Str
                 line,
                 column,
                 trace,
+                notes: &f.notes,
+                help: f.help.as_deref(),
             }
         })
         .collect();

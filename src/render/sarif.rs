@@ -6,21 +6,30 @@
 //! `relatedLocations` entry, and `partialFingerprints.primaryLocationLineHash` computed exactly as
 //! `github/codeql-action` computes it, so that alerts keep their identity when lines move.
 //!
-//! Paths are made relative to the current directory with `uriBaseId` `%SRCROOT%`; run gil-lint from
-//! the repository root for GitHub to place them. Columns count UTF-16 code units (`columnKind`),
-//! as GitHub and VS Code do; spans are byte offsets and are converted here.
+//! Paths are relative to the repository root ([`RepoRoot`]) with `uriBaseId` `%SRCROOT%`, whose
+//! absolute `file://` URI is in `originalUriBaseIds`, so the report is the same from any folder
+//! and GitHub places it; a file outside the root gets its absolute URI. URIs are written by the
+//! `url` crate (percent-encoding, Windows drive letters). The run records how gil-lint was invoked
+//! (`invocations`: arguments, working directory, exit code) and its `automationDetails`. A
+//! finding's notes and help are in its message's `markdown`. Columns count UTF-16 code units
+//! (`columnKind`), as GitHub and VS Code do; spans are byte offsets and are converted here.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use url::Url;
 
 use crate::baseline;
 use crate::diagnostic::{Confidence, Finding, Severity};
 use crate::lints::Lint;
 use crate::model::{Program, SourceFile, Span};
+use crate::repo::{self, RepoRoot};
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 const SRCROOT: &str = "%SRCROOT%";
+/// `runAutomationDetails.id`: the part before the last `/` is the code scanning category (which
+/// `upload-sarif`'s `category` input overrides).
+const AUTOMATION_ID: &str = "gil-lint/";
 /// GitHub's limit on thread-flow locations per result.
 const MAX_FLOW_LOCATIONS: usize = 10_000;
 /// GitHub's limit on the length of `shortDescription` and `fullDescription`.
@@ -38,7 +47,8 @@ struct Log<'a> {
 #[serde(rename_all = "camelCase")]
 struct Run<'a> {
     tool: Tool,
-    invocations: [Invocation<'a>; 1],
+    invocations: [SarifInvocation<'a>; 1],
+    automation_details: AutomationDetails,
     #[serde(skip_serializing_if = "Option::is_none")]
     original_uri_base_ids: Option<BTreeMap<&'static str, ArtifactLocation>>,
     column_kind: &'static str,
@@ -98,8 +108,22 @@ struct RuleProperties {
 }
 
 #[derive(Serialize)]
+struct AutomationDetails {
+    id: &'static str,
+}
+
+#[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Invocation<'a> {
+struct SarifInvocation<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    command_line: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arguments: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    working_directory: Option<ArtifactLocation>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit_code: Option<u8>,
+    /// Findings are a successful run; a run that fails writes no report.
     execution_successful: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_execution_notifications: Vec<Notification<'a>>,
@@ -124,7 +148,7 @@ struct SarifResult<'a> {
     level: &'static str,
     /// How sure the finding is, 0 to 100 (SARIF's priority): see [`rank`].
     rank: f64,
-    message: Text,
+    message: Message,
     locations: [Location; 1],
     #[serde(skip_serializing_if = "Vec::is_empty")]
     related_locations: Vec<Location>,
@@ -132,6 +156,13 @@ struct SarifResult<'a> {
     code_flows: Vec<CodeFlow>,
     partial_fingerprints: BTreeMap<&'static str, String>,
     properties: ResultProperties,
+}
+
+#[derive(Serialize)]
+struct Message {
+    text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    markdown: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -191,19 +222,33 @@ struct ThreadFlowLocation {
     location: Location,
 }
 
-/// Where the document's relative paths start; `None` leaves `originalUriBaseIds` out (for
-/// deterministic snapshots).
-pub struct Options {
-    pub source_root: Option<std::path::PathBuf>,
+pub struct Options<'a> {
+    /// `%SRCROOT%`, where relative URIs start.
+    pub root: &'a RepoRoot,
+    /// Write the root's absolute URI as `originalUriBaseIds` (left out of snapshots, which must not
+    /// depend on the machine).
+    pub base_ids: bool,
+    /// How gil-lint was run; `None` leaves it out (snapshots).
+    pub invocation: Option<Invocation>,
 }
 
-impl Options {
-    /// `%SRCROOT%` is the current directory, against which paths are shown.
-    pub fn from_current_dir() -> Self {
+impl<'a> Options<'a> {
+    /// Paths relative to `root`, with nothing that depends on the machine or the run.
+    pub fn new(root: &'a RepoRoot) -> Self {
         Options {
-            source_root: std::env::current_dir().ok(),
+            root,
+            base_ids: false,
+            invocation: None,
         }
     }
+}
+
+/// How gil-lint was run, for the run's `invocations`.
+pub struct Invocation {
+    /// The command line after the program's name.
+    pub arguments: Vec<String>,
+    pub working_directory: std::path::PathBuf,
+    pub exit_code: u8,
 }
 
 /// Renders the findings of `program` as one SARIF run. `rules` are every rule gil-lint has, in the
@@ -216,10 +261,12 @@ pub fn render(
     options: &Options,
 ) -> String {
     let hashes = LineHashes::new(program);
+    let root = options.root;
     let results = findings
         .iter()
-        .map(|finding| result(program, finding, rules, &hashes))
+        .map(|finding| result(program, finding, rules, &hashes, root))
         .collect();
+    let invocation = options.invocation.as_ref();
     let log = Log {
         schema: SCHEMA,
         version: "2.1.0",
@@ -233,7 +280,19 @@ pub fn render(
                     rules: rules.iter().map(|r| descriptor(r)).collect(),
                 },
             },
-            invocations: [Invocation {
+            invocations: [SarifInvocation {
+                command_line: invocation.map(|i| {
+                    std::iter::once("gil-lint")
+                        .chain(i.arguments.iter().map(String::as_str))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                }),
+                arguments: invocation.map(|i| i.arguments.as_slice()),
+                working_directory: invocation.map(|i| ArtifactLocation {
+                    uri: directory_uri(&i.working_directory),
+                    uri_base_id: None,
+                }),
+                exit_code: invocation.map(|i| i.exit_code),
                 execution_successful: true,
                 tool_execution_notifications: errors
                     .iter()
@@ -243,11 +302,12 @@ pub fn render(
                     })
                     .collect(),
             }],
-            original_uri_base_ids: options.source_root.as_deref().map(|root| {
+            automation_details: AutomationDetails { id: AUTOMATION_ID },
+            original_uri_base_ids: options.base_ids.then(|| {
                 BTreeMap::from([(
                     SRCROOT,
                     ArtifactLocation {
-                        uri: directory_uri(root),
+                        uri: directory_uri(root.dir()),
                         uri_base_id: None,
                     },
                 )])
@@ -346,12 +406,19 @@ fn result<'a>(
     finding: &'a Finding,
     rules: &[&'static Lint],
     hashes: &LineHashes,
+    root: &RepoRoot,
 ) -> SarifResult<'a> {
     let rule_index = rules
         .iter()
         .position(|r| r.id == finding.rule)
         .expect("every finding's rule is listed");
-    let primary = location(program, finding.primary, None, Some(&finding.primary_label));
+    let primary = location(
+        root,
+        program,
+        finding.primary,
+        None,
+        Some(&finding.primary_label),
+    );
     let mut related = Vec::new();
     let mut code_flows = Vec::new();
     // The `relatedLocations` id of each flow's first step.
@@ -364,7 +431,7 @@ fn result<'a>(
                 .steps
                 .iter()
                 .map(|step| ThreadFlowLocation {
-                    location: location(program, step.span, None, Some(&step.note)),
+                    location: location(root, program, step.span, None, Some(&step.note)),
                 })
                 .collect();
             let prefix = if threaded {
@@ -378,13 +445,14 @@ fn result<'a>(
             for step in &flow.steps {
                 let id = related.len() + 1;
                 let message = format!("{prefix}{}", step.note);
-                related.push(location(program, step.span, Some(id), Some(&message)));
+                related.push(location(root, program, step.span, Some(id), Some(&message)));
             }
             // A single path ends where the finding is.
             let ends_at_primary = flow.steps.last().is_some_and(|s| s.span == finding.primary);
             if !threaded && !ends_at_primary {
                 locations.push(ThreadFlowLocation {
                     location: location(
+                        root,
                         program,
                         finding.primary,
                         None,
@@ -423,14 +491,17 @@ fn result<'a>(
             "primaryLocationLineHash",
             hashes.get(finding.primary.file as usize, line),
         ),
-        ("gilLint/v1", baseline::fingerprint(program, finding)),
+        ("gilLint/v1", baseline::fingerprint(program, finding, root)),
     ]);
     SarifResult {
         rule_id: finding.rule,
         rule_index,
         level: level(finding.severity),
         rank: rank(finding.confidence()),
-        message: Text { text: message },
+        message: Message {
+            markdown: markdown(&message, finding),
+            text: message,
+        },
         locations: [primary],
         related_locations: related,
         code_flows,
@@ -450,14 +521,20 @@ fn rank(confidence: Confidence) -> f64 {
     }
 }
 
-fn location(program: &Program, span: Span, id: Option<usize>, message: Option<&str>) -> Location {
+fn location(
+    root: &RepoRoot,
+    program: &Program,
+    span: Span,
+    id: Option<usize>,
+    message: Option<&str>,
+) -> Location {
     let file = &program.file(span.file);
     let (start_line, start_column) = utf16_position(file, span.start as usize);
     let (end_line, end_column) = utf16_position(file, span.end.max(span.start) as usize);
     Location {
         id,
         physical_location: PhysicalLocation {
-            artifact_location: artifact(&file.path),
+            artifact_location: artifact(root, &file.path),
             region: Region {
                 start_line,
                 start_column,
@@ -483,64 +560,55 @@ fn utf16_position(file: &SourceFile, offset: usize) -> (usize, usize) {
     (line + 1, column + 1)
 }
 
-/// A path relative to `%SRCROOT%` when it is below it, an absolute `file://` URI otherwise.
-fn artifact(path: &std::path::Path) -> ArtifactLocation {
-    let relative = path.is_relative()
-        && path
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_)));
-    if relative {
-        let parts: Vec<String> = path
-            .components()
-            .map(|c| percent_encode(&c.as_os_str().to_string_lossy()))
-            .collect();
+/// A path relative to `%SRCROOT%` when it is below the root, an absolute `file://` URI otherwise.
+fn artifact(root: &RepoRoot, path: &std::path::Path) -> ArtifactLocation {
+    let absolute = repo::absolute(path);
+    let Ok(file) = Url::from_file_path(&absolute) else {
+        // Not absolute even now (an empty path): the path as it is.
         return ArtifactLocation {
-            uri: parts.join("/"),
-            uri_base_id: Some(SRCROOT),
+            uri: path.to_string_lossy().replace('\\', "/"),
+            uri_base_id: None,
         };
-    }
-    let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    ArtifactLocation {
-        uri: file_uri(&absolute, false),
-        uri_base_id: None,
+    };
+    let relative = Url::from_directory_path(root.dir())
+        .ok()
+        .filter(|_| absolute.starts_with(root.dir()))
+        .and_then(|base| base.make_relative(&file));
+    match relative {
+        Some(uri) => ArtifactLocation {
+            uri,
+            uri_base_id: Some(SRCROOT),
+        },
+        None => ArtifactLocation {
+            uri: file.into(),
+            uri_base_id: None,
+        },
     }
 }
 
+/// A directory's `file://` URI, ending with `/` (as `originalUriBaseIds` must).
 fn directory_uri(dir: &std::path::Path) -> String {
-    file_uri(dir, true)
+    Url::from_directory_path(repo::absolute(dir))
+        .map_or_else(|()| dir.to_string_lossy().into_owned(), String::from)
 }
 
-fn file_uri(path: &std::path::Path, directory: bool) -> String {
-    let text = path.to_string_lossy().replace('\\', "/");
-    let mut uri = String::from("file://");
-    if !text.starts_with('/') {
-        uri.push('/');
+/// The message as Markdown, with the finding's notes and help (what the human format shows under
+/// it); `None` when it has neither.
+fn markdown(message: &str, finding: &Finding) -> Option<String> {
+    if finding.notes.is_empty() && finding.help.is_none() {
+        return None;
     }
-    uri.push_str(
-        &text
-            .split('/')
-            .map(percent_encode)
-            .collect::<Vec<_>>()
-            .join("/"),
-    );
-    if directory && !uri.ends_with('/') {
-        uri.push('/');
+    let mut text = message.to_string();
+    if !finding.notes.is_empty() {
+        text.push('\n');
     }
-    uri
-}
-
-/// Percent-encodes one path segment (RFC 3986: unreserved characters and a few sub-delimiters
-/// stay; a drive letter's colon too).
-fn percent_encode(segment: &str) -> String {
-    let mut out = String::new();
-    for byte in segment.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&byte) {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
+    for note in &finding.notes {
+        text.push_str(&format!("\n- {note}"));
     }
-    out
+    if let Some(help) = &finding.help {
+        text.push_str(&format!("\n\n**help:** {help}"));
+    }
+    Some(text)
 }
 
 /// `primaryLocationLineHash` of every line, computed once per file that has a finding.
@@ -716,14 +784,27 @@ mod tests {
     }
 
     #[test]
-    fn uris_are_relative_and_encoded() {
-        let a = artifact(std::path::Path::new("src/my file#1.cpp"));
+    fn uris_are_relative_to_the_root_and_encoded() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("root/src");
+        std::fs::create_dir_all(&src).unwrap();
+        let file = src.join("my file#1.cpp");
+        std::fs::write(&file, "").unwrap();
+        let root = RepoRoot::at(&dir.path().join("root")).unwrap();
+        let a = artifact(&root, &file);
         assert_eq!(a.uri, "src/my%20file%231.cpp");
         assert_eq!(a.uri_base_id, Some(SRCROOT));
-        assert_eq!(
-            directory_uri(std::path::Path::new("/work/a b")),
-            "file:///work/a%20b/"
+        // Outside the root: an absolute URI.
+        let inner = RepoRoot::at(&src).unwrap();
+        let outside = dir.path().join("a b.cpp");
+        let a = artifact(&inner, &outside);
+        assert!(
+            a.uri.starts_with("file:///") && a.uri.ends_with("/a%20b.cpp"),
+            "{}",
+            a.uri
         );
+        assert_eq!(a.uri_base_id, None);
+        assert!(directory_uri(&src).ends_with("/root/src/"));
     }
 
     #[test]

@@ -594,6 +594,9 @@ fn rewrite_macros(text: &str, knowledge: &Knowledge, out: &mut [u8]) {
     // The comma ending the last first argument, and where that argument's text ends (before the
     // whitespace in front of the comma), shared by nested calls `R(R(R(x , y)))`.
     let mut last_comma = (usize::MAX, 0);
+    // The end of the last macro call whose type arguments were replaced: only the outermost call
+    // of nested ones is read, so each byte is read once.
+    let mut typed_until = 0;
     for candidate in found {
         let id = candidate.name;
         if id.start < done_until {
@@ -605,6 +608,7 @@ fn rewrite_macros(text: &str, knowledge: &Knowledge, out: &mut [u8]) {
         let call_end = args_end.unwrap_or(id.end);
         if knowledge.prepass_blank.contains(name) {
             blank_call(out, id.start..call_end);
+            typed_until = typed_until.max(call_end);
         } else if let Some(template) = knowledge.prepass_rewrite.get(name) {
             // The first argument, trimmed: `text[after + 1..end - 1].split(',').next().trim()`,
             // found with the shared searches.
@@ -654,8 +658,66 @@ fn rewrite_macros(text: &str, knowledge: &Knowledge, out: &mut [u8]) {
             && stands_alone(bytes, call_end)
         {
             blank_call(out, id.start..call_end);
+            typed_until = typed_until.max(call_end);
+        } else if is_macro_name(name)
+            && let Some(end) = args_end
+            && id.start >= typed_until
+        {
+            replace_type_arguments(text, after + 1..end - 1, out);
+            typed_until = end;
         }
     }
+}
+
+/// The built-in type keywords a macro may take as an argument (`PYBIND11_OVERRIDE_PURE(bool, ...)`).
+const TYPE_KEYWORDS: &[&str] = &[
+    "void", "bool", "char", "wchar_t", "char8_t", "char16_t", "char32_t", "short", "int", "long",
+    "signed", "unsigned", "float", "double",
+];
+
+/// Writes `0` over each argument of a macro call that is a built-in type (`bool`, `unsigned int`,
+/// `const char *`). The grammar cannot read a type keyword as an expression, so it takes the call
+/// for a function declarator and, recovering, swallows the functions that follow into a body
+/// (`PYBIND11_OVERLOAD_PURE_NAME(bool, State, "is_terminal", IsTerminal);` made the next
+/// function's lambda one of the overriding method's). A literal keeps the call a call.
+fn replace_type_arguments(text: &str, args: std::ops::Range<usize>, out: &mut [u8]) {
+    let mut depth = 0usize;
+    // The current top-level argument: where it starts, and whether it is a type so far (some
+    // keyword, and nothing but keywords, qualifiers, `*` and `&`).
+    let mut start = args.start;
+    let mut keyword = false;
+    let mut only_type = true;
+    let finish = |out: &mut [u8], range: std::ops::Range<usize>, keyword, only_type| {
+        if keyword && only_type {
+            let first = skip_spaces(text.as_bytes(), range.start);
+            blank(out, first..range.end);
+            out[first] = b'0';
+        }
+    };
+    for token in Lexer::new(&text[args.clone()]) {
+        let (at, end) = (args.start + token.start, args.start + token.end);
+        match token.kind {
+            Kind::Punct(b'(' | b'[' | b'{') => depth += 1,
+            Kind::Punct(b')' | b']' | b'}') => depth = depth.saturating_sub(1),
+            Kind::Punct(b',') if depth == 0 => {
+                finish(out, start..at, keyword, only_type);
+                (start, keyword, only_type) = (end, false, true);
+                continue;
+            }
+            _ => {}
+        }
+        if depth > 0 {
+            only_type = false;
+            continue;
+        }
+        match token.kind {
+            Kind::Identifier if TYPE_KEYWORDS.contains(&&text[at..end]) => keyword = true,
+            Kind::Identifier if matches!(&text[at..end], "const" | "volatile") => {}
+            Kind::Punct(b'*' | b'&') | Kind::Newline => {}
+            _ => only_type = false,
+        }
+    }
+    finish(out, start..args.end, keyword, only_type);
 }
 
 /// `PYBIND11_WARNING_DISABLE(...)`: upper case with an underscore, as macros are spelled.
@@ -746,6 +808,20 @@ mod tests {
         assert!(!out.contains("MY_DECLARE"));
         assert!(out.contains("NVTE_CHECK(a, b);"));
         assert!(out.contains("FOO_BAR(x) {"));
+    }
+
+    #[test]
+    fn built_in_type_arguments_of_macro_calls_become_literals() {
+        let out = run(
+            "PYBIND11_OVERRIDE_PURE(bool, Base, f, x);\nMY_M(unsigned int,\n const char *, std::pair<int, int>, g(int), int x);\nnot_macro(bool, y);\n",
+        );
+        assert_eq!(
+            out,
+            "PYBIND11_OVERRIDE_PURE(0   , Base, f, x);\nMY_M(0           ,\n 0           , std::pair<int, int>, g(int), int x);\nnot_macro(bool, y);\n"
+        );
+        // Only the outermost of nested calls is read; a blanked call is left blank.
+        let out = run("OUT_M(IN_M(bool), int);\nPYBIND11_NOINLINE(int)\n");
+        assert_eq!(out, "OUT_M(IN_M(bool), 0  );\n                      \n");
     }
 
     #[test]
