@@ -402,10 +402,14 @@ fn route_passed_lambdas(
     let mut run_by_callee = FxHashSet::default();
     for (caller, f) in program.functions.iter().enumerate() {
         for (site, call) in f.calls.iter().enumerate() {
-            let (Some((outer, index)), CallTarget::Direct(lambda)) =
-                (f.passed_to(site), &call.target)
-            else {
+            let Some((outer, index)) = f.passed_to(site) else {
                 continue;
+            };
+            // A closure, or a function item passed by name (`engine.apply(parse_row)`).
+            let lambdas = match &call.target {
+                CallTarget::Direct(lambda) => std::slice::from_ref(lambda),
+                CallTarget::Named { .. } => callees[caller].get(site),
+                CallTarget::Param(_) => continue,
             };
             let outer = outer as usize;
             let consumed = callees[caller]
@@ -417,7 +421,7 @@ fn route_passed_lambdas(
                 passed
                     .entry((caller, outer, index))
                     .or_default()
-                    .push(*lambda);
+                    .extend_from_slice(lambdas);
             }
         }
     }

@@ -44,6 +44,10 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
         python_classes: FxHashSet::default(),
         declared_types: FxHashSet::default(),
         guard_functions: FxHashMap::default(),
+        returned_types: FxHashMap::default(),
+        free_functions: FxHashSet::default(),
+        type_aliases: FxHashMap::default(),
+        generic_bounds: Vec::new(),
         frames: Vec::new(),
     };
     walker.crate_declarations();
@@ -136,13 +140,121 @@ pub(crate) fn type_name(ty: &Type) -> Option<String> {
             }
             Some(name)
         }
+        // `dyn Scorer`, `impl Scorer`: the trait, whose implementors the call graph knows.
+        Type::TraitObject(t) => trait_bound_name(&t.bounds),
+        Type::ImplTrait(t) => trait_bound_name(&t.bounds),
         _ => None,
     }
 }
 
+/// `T` for `Result<T, E>` and `PyResult<T>`; any other type as it is.
+fn result_value_type(ty: &Type) -> Option<&Type> {
+    let Type::Path(p) = ty else { return Some(ty) };
+    let last = p.path.segments.last()?;
+    if !matches!(last.ident.to_string().as_str(), "Result" | "PyResult") {
+        return Some(ty);
+    }
+    match &last.arguments {
+        syn::PathArguments::AngleBracketed(args) => match args.args.first()? {
+            syn::GenericArgument::Type(inner) => Some(inner),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The type parameters of `generics` bounded by a trait, in their list or in the where clause,
+/// with the first such trait: `PT: PreTokenizer` gives (`PT`, `PreTokenizer`).
+fn trait_bounds(generics: &syn::Generics) -> Vec<(String, String)> {
+    let mut found: Vec<(String, String)> = generics
+        .type_params()
+        .filter_map(|p| Some((p.ident.to_string(), trait_bound_name(&p.bounds)?)))
+        .collect();
+    for predicate in generics.where_clause.iter().flat_map(|w| &w.predicates) {
+        if let syn::WherePredicate::Type(t) = predicate
+            && let Type::Path(p) = &t.bounded_ty
+            && let Some(param) = p.path.get_ident()
+            && let Some(bound) = trait_bound_name(&t.bounds)
+        {
+            found.push((param.to_string(), bound));
+        }
+    }
+    found
+}
+
+/// The first trait of a trait object's or parameter's bounds that says what the value does:
+/// `Scorer` for `dyn Scorer + Send`, `PreTokenizer` for `PT: Sync + PreTokenizer`.
+fn trait_bound_name(
+    bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>,
+) -> Option<String> {
+    bounds.iter().find_map(|b| match b {
+        syn::TypeParamBound::Trait(t) => t
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .filter(|name| !STD_TRAITS.contains(&name.as_str())),
+        _ => None,
+    })
+}
+
+/// Traits of the standard library and of serde: types of every kind implement them, so a call
+/// through one (`iter.next()` on an `impl Iterator`) says nothing of which project type runs.
+const STD_TRAITS: &[&str] = &[
+    "Send",
+    "Sync",
+    "Sized",
+    "Unpin",
+    "Clone",
+    "Copy",
+    "Debug",
+    "Default",
+    "Display",
+    "Any",
+    "Error",
+    "Iterator",
+    "IntoIterator",
+    "DoubleEndedIterator",
+    "ExactSizeIterator",
+    "FromIterator",
+    "Extend",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "From",
+    "Into",
+    "TryFrom",
+    "TryInto",
+    "AsRef",
+    "AsMut",
+    "Borrow",
+    "BorrowMut",
+    "Deref",
+    "DerefMut",
+    "ToString",
+    "ToOwned",
+    "Read",
+    "Write",
+    "Seek",
+    "BufRead",
+    "Hash",
+    "Hasher",
+    "Eq",
+    "PartialEq",
+    "Ord",
+    "PartialOrd",
+    "Drop",
+    "Future",
+    "Stream",
+    "Serialize",
+    "Deserialize",
+    "IntoPy",
+    "ToPyObject",
+];
+
 /// Types that hold another one (`Arc<T>`, `LazyLock<T>`): a value of theirs is used as a `T`, and
 /// one made by their constructor says nothing of `T`.
-const WRAPPER_TYPES: &[&str] = &["Arc", "Rc", "Box", "Pin", "Lazy", "LazyLock"];
+const WRAPPER_TYPES: &[&str] = &["Arc", "Rc", "Box", "Pin", "Lazy", "LazyLock", "Option"];
 
 /// The last segment of a path type as written, wrappers included: `Lazy` for `Lazy<Mutex<T>>`.
 fn outer_type_name(ty: &Type) -> Option<String> {
@@ -347,6 +459,17 @@ struct Walker<'k> {
     declared_types: FxHashSet<String>,
     /// Functions that return a held lock's guard (`log`, `Table::rows`), with that lock.
     guard_functions: FxHashMap<String, (LockKind, String)>,
+    /// The type each of the file's functions returns (`make_engine`, `Engine::new`), through a
+    /// `Result`, for the `let`s bound to their calls.
+    returned_types: FxHashMap<String, String>,
+    /// The free functions the file declares: their names passed as values are calls.
+    free_functions: FxHashSet<String>,
+    /// `type Tokenizer = TokenizerImpl<..>;`: the alias and the type it names.
+    type_aliases: FxHashMap<String, String>,
+    /// The generic parameters in scope (of the impl, then of the function) with the first trait
+    /// that bounds each: a value of type `PT: PreTokenizer` is called as a `PreTokenizer`, whose
+    /// implementors the call graph knows.
+    generic_bounds: Vec<(String, String)>,
     frames: Vec<Frame>,
 }
 
@@ -380,6 +503,11 @@ impl Walker<'_> {
                 Item::Enum(e) => {
                     self.declared_types.insert(e.ident.to_string());
                 }
+                Item::Type(t) => {
+                    if let Some(ty) = type_name(&t.ty) {
+                        self.type_aliases.insert(t.ident.to_string(), ty);
+                    }
+                }
                 Item::Struct(s) => {
                     self.declared_types.insert(s.ident.to_string());
                     if self.has_attribute(&s.attrs, &self.k.rust.class_attributes) {
@@ -394,7 +522,11 @@ impl Walker<'_> {
                         }
                     }
                 }
-                Item::Fn(f) => self.guard_function(&f.sig, &f.block),
+                Item::Fn(f) => {
+                    self.free_functions.insert(f.sig.ident.to_string());
+                    self.guard_function(&f.sig, &f.block);
+                    self.returned_type(&f.sig);
+                }
                 Item::Impl(i) => {
                     let ty = type_name(&i.self_ty);
                     if self.has_attribute(&i.attrs, &self.k.rust.impl_attributes) {
@@ -404,6 +536,7 @@ impl Walker<'_> {
                     for item in &i.items {
                         if let ImplItem::Fn(m) = item {
                             self.guard_function(&m.sig, &m.block);
+                            self.returned_type(&m.sig);
                         }
                     }
                     self.self_type = saved;
@@ -453,6 +586,46 @@ impl Walker<'_> {
         self.guard_functions.insert(name, (kind, lock));
     }
 
+    /// Records the type `sig` returns, looking through `Result`/`PyResult` (see
+    /// [`Self::returned_types`]).
+    fn returned_type(&mut self, sig: &syn::Signature) {
+        let syn::ReturnType::Type(_, ty) = &sig.output else {
+            return;
+        };
+        let Some(ty) = result_value_type(ty).and_then(type_name) else {
+            return;
+        };
+        let name = match &self.self_type {
+            Some(owner) => format!("{owner}::{}", sig.ident),
+            None => sig.ident.to_string(),
+        };
+        self.returned_types.insert(name, ty);
+    }
+
+    /// The type of the value of a call to one of the file's functions: `make_engine(..)`,
+    /// `Engine::new(..)?`, `Self::open(..).unwrap()`.
+    fn call_value_type(&self, expr: &Expr) -> Option<String> {
+        let Expr::Call(call) = guard_call(expr)? else {
+            return None;
+        };
+        let Expr::Path(func) = &*call.func else {
+            return None;
+        };
+        let segments: Vec<String> = func
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        let name = match segments.as_slice() {
+            [f] => f.clone(),
+            [.., owner, f] if owner == "Self" => format!("{}::{f}", self.self_type.as_ref()?),
+            [.., owner, f] => format!("{owner}::{f}"),
+            [] => return None,
+        };
+        self.returned_types.get(&name).cloned()
+    }
+
     fn items(&mut self, items: &[Item]) {
         for item in items {
             self.item(item);
@@ -485,6 +658,8 @@ impl Walker<'_> {
                     .push((format!("{}::{ty}", self.module.join("::")), bases));
                 let binds = self.has_attribute(&i.attrs, &self.k.rust.impl_attributes);
                 let saved = self.self_type.replace(ty.clone());
+                let generics = self.generic_bounds.len();
+                self.generic_bounds.extend(trait_bounds(&i.generics));
                 for impl_item in &i.items {
                     if let ImplItem::Fn(m) = impl_item {
                         let id = self.function(&m.sig, &m.block, FunctionKind::Method);
@@ -495,6 +670,7 @@ impl Walker<'_> {
                         }
                     }
                 }
+                self.generic_bounds.truncate(generics);
                 self.self_type = saved;
             }
             Item::Trait(t) => {
@@ -649,9 +825,12 @@ impl Walker<'_> {
                 }
             }
         }
+        let generics = self.generic_bounds.len();
+        self.generic_bounds.extend(trait_bounds(&sig.generics));
         self.frames.push(frame);
         self.visit_block(block);
         self.frames.pop();
+        self.generic_bounds.truncate(generics);
         id
     }
 
@@ -903,9 +1082,26 @@ impl Walker<'_> {
                 && !self.declared_types.contains(ty))
     }
 
+    /// The type of a receiver (see [`Self::declared_type_of`]), an alias or a bounded generic
+    /// parameter read as what it stands for.
+    fn type_of(&self, receiver: &Expr) -> Option<String> {
+        let ty = self.declared_type_of(receiver)?;
+        let bound = self
+            .generic_bounds
+            .iter()
+            .rev()
+            .find(|(param, _)| *param == ty)
+            .map(|(_, bound)| bound.clone());
+        Some(
+            bound
+                .or_else(|| self.type_aliases.get(&ty).cloned())
+                .unwrap_or(ty),
+        )
+    }
+
     /// The declared type of a receiver: a `let`, a parameter, a field, or a static; `self`; a
     /// value built in place.
-    fn type_of(&self, receiver: &Expr) -> Option<String> {
+    fn declared_type_of(&self, receiver: &Expr) -> Option<String> {
         if let Some(ty) = constructed_type(receiver) {
             return Some(ty);
         }
@@ -937,6 +1133,32 @@ impl Walker<'_> {
         })
     }
 
+    /// The names a pattern binds to the value itself or to the one inside `Some(..)`, `Ok(..)`
+    /// or a reference take the type `ty`, as [`type_name`] reads wrappers.
+    fn bind_pattern_type(&mut self, pat: &Pat, ty: &str) {
+        match pat {
+            Pat::Ident(i) if i.subpat.is_none() => {
+                if let Some(frame) = self.frames.last_mut() {
+                    frame.types.insert(i.ident.to_string(), ty.to_string());
+                }
+            }
+            Pat::Reference(r) => self.bind_pattern_type(&r.pat, ty),
+            Pat::Paren(p) => self.bind_pattern_type(&p.pat, ty),
+            Pat::Guard(g) => self.bind_pattern_type(&g.pat, ty),
+            Pat::TupleStruct(t)
+                if t.elems.len() == 1 && (t.path.is_ident("Some") || t.path.is_ident("Ok")) =>
+            {
+                self.bind_pattern_type(&t.elems[0], ty)
+            }
+            Pat::Or(o) => {
+                for case in &o.cases {
+                    self.bind_pattern_type(case, ty);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Walks a closure that is an argument of the call just pushed (or of a construct that is not
     /// a call), marking it as passed to that call when `passed_to` says so.
     fn argument_closure(&mut self, closure: &syn::ExprClosure, passed_to: Option<(usize, u32)>) {
@@ -966,12 +1188,52 @@ impl Walker<'_> {
                 Expr::Closure(c) => {
                     self.argument_closure(c, passed_to_call.map(|call| (call, index as u32)))
                 }
-                _ => {
-                    self.passed_callable_parameter(arg);
-                    self.visit_expr(arg);
-                }
+                _ => match self.callable_argument(arg) {
+                    Some(target) => self.push_call(
+                        arg.span(),
+                        target,
+                        0,
+                        passed_to_call.map(|call| (call, index as u32)),
+                    ),
+                    None => {
+                        self.passed_callable_parameter(arg);
+                        self.visit_expr(arg);
+                    }
+                },
             }
         }
+    }
+
+    /// A closure bound to a local, or a function item, passed by name (`engine.apply(call)`,
+    /// `rows.map(parse_row)`, `thread::spawn(worker)`, `.map(Self::convert)`): the callee runs
+    /// it. A single name is a function only when the file declares one of that name and no
+    /// local hides it; a path is one when its last segment is not a type's, variant's or
+    /// constant's.
+    fn callable_argument(&self, arg: &Expr) -> Option<CallTarget> {
+        let Expr::Path(p) = arg else { return None };
+        if p.qself.is_some() {
+            return None;
+        }
+        let written = path_string(&p.path);
+        let frame = self.frames.last()?;
+        if p.path.segments.len() == 1 {
+            return match frame.locals.get(&written) {
+                Some(Local::Closure(id)) => Some(CallTarget::Direct(*id)),
+                Some(_) => None,
+                None => (self.free_functions.contains(&written)
+                    && !frame.types.contains_key(&written))
+                .then(|| CallTarget::Named {
+                    path: self.absolute(&written).into(),
+                    receiver: Receiver::None,
+                }),
+            };
+        }
+        let last = p.path.segments.last()?.ident.to_string();
+        last.starts_with(|c: char| c.is_ascii_lowercase())
+            .then(|| CallTarget::Named {
+                path: self.absolute(&written).into(),
+                receiver: Receiver::None,
+            })
     }
 
     /// A callable parameter handed on (`catch_unwind(AssertUnwindSafe(f))`) is assumed to be
@@ -1216,18 +1478,27 @@ impl Walker<'_> {
     /// The closures among `args` run on new threads that hold the thread lock `thread`.
     fn spawn_closures<'e>(&mut self, thread: &str, args: impl Iterator<Item = &'e Expr>) {
         for arg in args {
-            match arg {
-                Expr::Closure(c) => {
-                    let saved = self
-                        .frames
-                        .last_mut()
-                        .and_then(|f| f.parallel.replace((u32::MAX, thread.to_string())));
-                    self.argument_closure(c, None);
-                    if let Some(frame) = self.frames.last_mut() {
-                        frame.parallel = saved;
+            let target = match arg {
+                Expr::Closure(_) => None,
+                _ => match self.callable_argument(arg) {
+                    Some(target) => Some(target),
+                    None => {
+                        self.visit_expr(arg);
+                        continue;
                     }
-                }
-                _ => self.visit_expr(arg),
+                },
+            };
+            let saved = self
+                .frames
+                .last_mut()
+                .and_then(|f| f.parallel.replace((u32::MAX, thread.to_string())));
+            match (arg, target) {
+                (Expr::Closure(c), _) => self.argument_closure(c, None),
+                (_, Some(target)) => self.push_call(arg.span(), target, 0, None),
+                _ => {}
+            }
+            if let Some(frame) = self.frames.last_mut() {
+                frame.parallel = saved;
             }
         }
     }
@@ -1358,7 +1629,10 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         };
         let declared = match &local.pat {
             Pat::Type(t) => type_name(&t.ty),
-            _ => local.init.as_ref().and_then(|i| constructed_type(&i.expr)),
+            _ => local
+                .init
+                .as_ref()
+                .and_then(|i| constructed_type(&i.expr).or_else(|| self.call_value_type(&i.expr))),
         };
         if let (Some(ty), Some(name)) = (declared, &name)
             && let Some(frame) = self.frames.last_mut()
@@ -1425,6 +1699,25 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         self.visit_block(&expr.then_branch);
         if let Some((_, otherwise)) = &expr.else_branch {
             self.visit_expr(otherwise);
+        }
+    }
+
+    fn visit_expr_let(&mut self, expr: &'ast syn::ExprLet) {
+        // `if let Some(s) = &self.scorer`: `s` has the type inside the scrutinee's wrappers.
+        if let Some(ty) = self.type_of(&expr.expr) {
+            self.bind_pattern_type(&expr.pat, &ty);
+        }
+        self.visit_expr(&expr.expr);
+    }
+
+    fn visit_expr_match(&mut self, expr: &'ast syn::ExprMatch) {
+        self.visit_expr(&expr.expr);
+        let ty = self.type_of(&expr.expr);
+        for arm in &expr.arms {
+            if let Some(ty) = &ty {
+                self.bind_pattern_type(&arm.pat, ty);
+            }
+            self.visit_arm(arm);
         }
     }
 
