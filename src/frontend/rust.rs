@@ -1304,6 +1304,7 @@ impl Walker<'_> {
         {
             let waits = contended && !rust.detached_once_methods.contains(&method);
             self.push_region(LockRegion {
+                member: false,
                 span,
                 kind: LockKind::Once,
                 lock: lock.clone(),
@@ -1341,6 +1342,7 @@ impl Walker<'_> {
                 return false;
             };
             self.push_region(LockRegion {
+                member: false,
                 span,
                 kind: LockKind::Condvar,
                 lock: lock.clone(),
@@ -1356,6 +1358,7 @@ impl Walker<'_> {
                 .and_then(|f| f.locals.get(&receiver).cloned())
         {
             self.push_region(LockRegion {
+                member: false,
                 span,
                 kind: LockKind::Thread,
                 lock: thread,
@@ -1386,6 +1389,7 @@ impl Walker<'_> {
             (None, None) => frame.map_or(u32::MAX, |f| f.statement_end),
         };
         let region = self.push_region(LockRegion {
+            member: false,
             span,
             kind,
             lock,
@@ -1466,6 +1470,7 @@ impl Walker<'_> {
         let at = span_of(wait);
         let thread = self.qualified(&format!("{label}@{}", wait.start().line));
         self.push_region(LockRegion {
+            member: false,
             span: at,
             kind: LockKind::Thread,
             lock: thread.clone(),
@@ -1732,6 +1737,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         if let Some(Static::Lazy(init, _)) = self.statics.get(&name).cloned() {
             let at = span_of(path.span());
             self.push_region(LockRegion {
+                member: false,
                 span: at,
                 kind: LockKind::Lazy,
                 lock: name,
@@ -1894,6 +1900,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             let at = span_of(call.method.span());
             let thread = self.qualified(&format!("{method}@{}", call.method.span().start().line));
             self.push_region(LockRegion {
+                member: false,
                 span: at,
                 kind: LockKind::Thread,
                 lock: thread.clone(),
