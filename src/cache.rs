@@ -31,6 +31,7 @@ pub const DIR_NAME: &str = ".gil-lint-cache";
 /// Start the two kinds of entry; the last byte is the layout's version.
 const FACTS: &[u8; 8] = b"gilfact\x01";
 const MODEL: &[u8; 8] = b"gilmodl\x01";
+const RUN: &[u8; 8] = b"gilrun\0\x01";
 
 /// This build: entries written by any other are not read, as their models may differ.
 const BUILD: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("GIL_LINT_BUILD_HASH"));
@@ -49,6 +50,34 @@ impl Key {
         hasher.update(&[language as u8]);
         hasher.update(text.as_bytes());
         Key(hasher.digest128())
+    }
+}
+
+/// Identifies the inputs of a whole run: every file's path and [`Key`], in order, and the learnt
+/// knowledge. `name` identifies the list of paths alone (a project), so that a project has one
+/// entry of this kind.
+pub struct RunKey {
+    name: u64,
+    key: u128,
+}
+
+impl RunKey {
+    /// `keys` are the files' keys, none for a file that could not be read.
+    pub fn new(files: &[(PathBuf, Language)], keys: &[Option<Key>], learnt: u64) -> RunKey {
+        let (mut name, mut key) = (Xxh3::new(), Xxh3::new());
+        key.update(&learnt.to_le_bytes());
+        for ((path, _), file) in files.iter().zip(keys) {
+            let path = path.as_os_str().as_encoded_bytes();
+            name.update(&(path.len() as u64).to_le_bytes());
+            name.update(path);
+            key.update(&file.map_or(0, |k| k.0).to_le_bytes());
+        }
+        let name = name.digest();
+        key.update(&name.to_le_bytes());
+        RunKey {
+            name,
+            key: key.digest128(),
+        }
     }
 }
 
@@ -184,6 +213,29 @@ impl Cache {
         let header = [&MODEL[..], &key.0.to_le_bytes()].concat();
         if let Ok(payload) = postcard::to_allocvec(&(learnt, model)) {
             self.write(self.entry_path(path, "model"), &header, &payload);
+        }
+    }
+}
+
+impl Cache {
+    fn run_path(&self, run: &RunKey) -> PathBuf {
+        self.dir.join(format!("{:016x}.run", run.name))
+    }
+
+    /// The files (indices, in order) the pre-filter modelled in a run of the same inputs.
+    pub fn selection(&self, run: &RunKey, files: usize) -> Option<Vec<usize>> {
+        let header = [&RUN[..], &run.key.to_le_bytes()].concat();
+        let payload = self.read(self.run_path(run), &header)?;
+        let chosen: Vec<usize> = postcard::from_bytes(&payload).ok()?;
+        let valid =
+            chosen.windows(2).all(|w| w[0] < w[1]) && chosen.last().is_none_or(|&i| i < files);
+        valid.then_some(chosen)
+    }
+
+    pub fn store_selection(&self, run: &RunKey, chosen: &[usize]) {
+        let header = [&RUN[..], &run.key.to_le_bytes()].concat();
+        if let Ok(payload) = postcard::to_allocvec(chosen) {
+            self.write(self.run_path(run), &header, &payload);
         }
     }
 }

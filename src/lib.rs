@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::cache::{Cache, Facts, Key, Learnt};
+use crate::cache::{Cache, Facts, Key, Learnt, RunKey};
 use crate::callgraph::CallGraph;
 use crate::diagnostic::Finding;
 use crate::frontend::Language;
@@ -329,7 +329,32 @@ pub fn analyse_files_opts(
     };
     let models: Vec<Option<Result<Modelled, String>>> = match scans {
         Some(scans) => {
-            let models = prefilter::model_relevant(files, scans, model);
+            // The same inputs as a run before: the pre-filter would choose the same files again.
+            let run = options
+                .cache
+                .map(|cache| (cache, RunKey::new(files, &keys, learnt)));
+            let chosen = run
+                .as_ref()
+                .and_then(|(cache, run)| cache.selection(run, files.len()));
+            let models = match chosen {
+                Some(chosen) => {
+                    let mut models: Vec<_> = files.iter().map(|_| None).collect();
+                    let made: Vec<_> = chosen.into_par_iter().map(|i| (i, model(i))).collect();
+                    for (i, made) in made {
+                        models[i] = Some(made);
+                    }
+                    models
+                }
+                None => {
+                    let models = prefilter::model_relevant(files, scans, model);
+                    if let Some((cache, run)) = &run {
+                        let chosen: Vec<usize> =
+                            (0..files.len()).filter(|&i| models[i].is_some()).collect();
+                        cache.store_selection(run, &chosen);
+                    }
+                    models
+                }
+            };
             for _ in models.iter().filter(|m| m.is_none()) {
                 progress(Progress::FileDone);
             }
