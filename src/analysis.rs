@@ -19,7 +19,9 @@ use rustc_hash::FxHashMap;
 use crate::callgraph::CallGraph;
 use crate::diagnostic::{Step, follows_guess};
 use crate::frontend::Language;
-use crate::model::{CallTarget, FnId, Function, FunctionKind, GilState, LockKind, Program, Span};
+use crate::model::{
+    CallTarget, FnId, Function, FunctionKind, GilState, LockKind, LockRegion, Program, Span,
+};
 
 pub type LockId = usize;
 
@@ -33,6 +35,10 @@ pub struct Node {
     /// For a function that calls its own parameters: the call site `(caller, call)` that entered
     /// it, which says what the parameters are. `None` for every other function.
     pub entered_from: Option<(FnId, usize)>,
+    /// The method runs on an object that its maker has not yet given away (entered through a
+    /// call noted [`crate::model::CallNote::Unpublished`], or a call on `this` from such a method): the locks
+    /// that are the object's fields cannot be contended, so they are left out.
+    pub unpublished: bool,
 }
 
 /// How a node was first reached.
@@ -204,24 +210,19 @@ impl Builder<'_> {
         self.held_sets.len() - 1
     }
 
-    /// The locks held at `offset` in `function` entered holding `held`.
-    fn locks_at(&mut self, function: FnId, held: usize, offset: u32) -> Vec<LockId> {
-        self.locks_where(function, held, |r| r.scope.contains(&offset))
+    /// The locks held at `offset` in `node`'s function.
+    fn locks_at(&mut self, node: Node, offset: u32) -> Vec<LockId> {
+        self.locks_where(node, |r| r.scope.contains(&offset))
     }
 
-    /// The locks held by the callers (`held`) and those of `function`'s regions that `keep`.
-    fn locks_where(
-        &mut self,
-        function: FnId,
-        held: usize,
-        keep: impl Fn(&crate::model::LockRegion) -> bool,
-    ) -> Vec<LockId> {
-        let f = &self.program.functions[function];
-        let mut locks = self.held_sets[held].clone();
+    /// The locks held by `node`'s callers and those of its function's regions that `keep`.
+    fn locks_where(&mut self, node: Node, keep: impl Fn(&LockRegion) -> bool) -> Vec<LockId> {
+        let f = &self.program.functions[node.function];
+        let mut locks = self.held_sets[node.held].clone();
         let regions: Vec<(LockKind, String)> = f
             .lock_regions
             .iter()
-            .filter(|r| keep(r))
+            .filter(|r| keep(r) && contended(r, node))
             .map(|r| (r.kind.clone(), r.lock.clone()))
             .collect();
         locks.extend(
@@ -245,6 +246,7 @@ impl Builder<'_> {
                 state: entry,
                 held: 0,
                 entered_from: None,
+                unpublished: false,
             };
             if preds.insert(node, Pred::Entry).is_none() {
                 queue.push_back(node);
@@ -261,7 +263,7 @@ impl Builder<'_> {
                 for (call, site) in f.calls.iter().enumerate() {
                     let at = site.span.start;
                     let state = f.gil_state_at(at, node.state);
-                    let locks = self.locks_at(node.function, node.held, at);
+                    let locks = self.locks_at(node, at);
                     let held = self.held_set(locks);
                     let callees = match (site.target.clone(), node.entered_from) {
                         (CallTarget::Param(index), Some((caller, outer))) => {
@@ -289,11 +291,17 @@ impl Builder<'_> {
                                 .calls_parameters(function)
                                 .then_some((node.function, call)),
                         };
+                        // A call on `this` (written or not) from a method on an unpublished object
+                        // runs on that object too.
+                        let on_this = site.target.on_own_object()
+                            && self.program.functions[function].kind.is_method();
                         let next = Node {
                             function,
                             state,
                             held,
                             entered_from,
+                            unpublished: f.unpublished_receiver(call)
+                                || node.unpublished && on_this,
                         };
                         let guessed = self.graph.guessed(node.function, call);
                         if guessed && certain_only {
@@ -334,15 +342,15 @@ impl Builder<'_> {
     fn record_edges(&mut self, reach: &Reach) {
         for &node in &reach.order {
             let Node {
-                function,
-                state,
-                held,
-                ..
+                function, state, ..
             } = node;
             let f = &self.program.functions[function];
             let mut found: Vec<(Edge, Span, String)> = Vec::new();
             for region in &f.lock_regions {
-                if region.waits && f.gil_state_at(region.span.start, state) == GilState::Held {
+                if region.waits
+                    && contended(region, node)
+                    && f.gil_state_at(region.span.start, state) == GilState::Held
+                {
                     let lock = self.lock_id(region.kind.clone(), &region.lock);
                     let what = format!("waits for {}", self.locks[lock].describe());
                     found.push((Edge::Wait(lock), region.span, what));
@@ -352,7 +360,7 @@ impl Builder<'_> {
                 if switch.to == GilState::Held
                     && gil_state_without(f, i, switch.span.start, state) == GilState::Released
                 {
-                    for lock in self.locks_at(function, held, switch.span.start) {
+                    for lock in self.locks_at(node, switch.span.start) {
                         let what = format!("takes the GIL with {}", switch.what);
                         found.push((Edge::Acquire(lock), switch.span, what));
                     }
@@ -364,7 +372,7 @@ impl Builder<'_> {
                 {
                     let end = switch.scope.end.saturating_sub(1);
                     let released_at = switch.span.start;
-                    let locks = self.locks_where(function, held, |r| {
+                    let locks = self.locks_where(node, |r| {
                         r.scope.start < released_at && r.scope.contains(&end)
                     });
                     for lock in locks {
@@ -375,7 +383,7 @@ impl Builder<'_> {
             }
             for py_use in &f.py_uses {
                 if py_use.runs_code && f.gil_state_at(py_use.span.start, state) == GilState::Held {
-                    for lock in self.locks_at(function, held, py_use.span.start) {
+                    for lock in self.locks_at(node, py_use.span.start) {
                         found.push((Edge::RunsPython(lock), py_use.span, py_use.what.clone()));
                     }
                 }
@@ -407,6 +415,12 @@ impl Builder<'_> {
             }
         }
     }
+}
+
+/// Whether another thread can hold or wait for the lock of `region` while `node` runs: not when
+/// it is a field of an object that is not yet published.
+fn contended(region: &LockRegion, node: Node) -> bool {
+    !(region.member && node.unpublished)
 }
 
 /// Whether the analysis reads the text of this model's file: a once region's call is quoted in

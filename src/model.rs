@@ -155,6 +155,10 @@ pub enum CallNote {
     /// The callee runs on a new thread (`std::thread t(f)`), without the GIL, "holding" the
     /// thread lock of this name until it ends.
     Spawns(Box<str>),
+    /// The receiver is an object this function made (`new T(...)`, `std::make_unique<T>()`, a
+    /// local `T x(...)`) and has given to no one before the call: no other thread can hold or
+    /// wait for the locks that are its fields (see [`LockRegion::member`]) while the callee runs.
+    Unpublished,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -167,6 +171,20 @@ pub enum CallTarget {
     Direct(FnId),
     /// A call of the function's own parameter number `.0`: runs what the caller passed there.
     Param(u32),
+}
+
+impl CallTarget {
+    /// Whether a method it lands on runs on the caller's own object: `this->f()`, or `f()`
+    /// written in a method.
+    pub fn on_own_object(&self) -> bool {
+        matches!(
+            self,
+            CallTarget::Named {
+                receiver: Receiver::This | Receiver::None,
+                ..
+            }
+        )
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -268,6 +286,10 @@ pub struct LockRegion {
     pub scope: Range<u32>,
     /// Whether `span` waits for the lock (false for `cv.notify_one()`, which only ends a hold).
     pub waits: bool,
+    /// The lock is a field of the object the function runs on (`mutex_`, `this->m`,
+    /// `impl_->m`), not a global or a static field: a lock of that one object, which no other
+    /// thread can reach while the object is unpublished (see [`CallNote::Unpublished`]).
+    pub member: bool,
 }
 
 /// A function exposed to Python.
@@ -638,7 +660,7 @@ impl Function {
     pub fn passed_to(&self, call: usize) -> Option<(u32, u32)> {
         self.notes(call).find_map(|note| match note {
             CallNote::PassedTo(outer, index) => Some((*outer, *index)),
-            CallNote::Spawns(_) => None,
+            CallNote::Spawns(_) | CallNote::Unpublished => None,
         })
     }
 
@@ -646,8 +668,14 @@ impl Function {
     pub fn spawns(&self, call: usize) -> Option<&str> {
         self.notes(call).find_map(|note| match note {
             CallNote::Spawns(thread) => Some(&**thread),
-            CallNote::PassedTo(..) => None,
+            CallNote::PassedTo(..) | CallNote::Unpublished => None,
         })
+    }
+
+    /// See [`CallNote::Unpublished`].
+    pub fn unpublished_receiver(&self, call: usize) -> bool {
+        self.notes(call)
+            .any(|note| matches!(note, CallNote::Unpublished))
     }
 
     pub fn accepts(&self, args: u32) -> bool {

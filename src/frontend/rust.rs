@@ -1374,6 +1374,7 @@ impl Walker<'_> {
         {
             let waits = contended && !rust.detached_once_methods.contains(&method);
             self.push_region(LockRegion {
+                member: false,
                 span,
                 kind: LockKind::Once,
                 lock: lock.clone(),
@@ -1411,6 +1412,7 @@ impl Walker<'_> {
                 return false;
             };
             self.push_region(LockRegion {
+                member: false,
                 span,
                 kind: LockKind::Condvar,
                 lock: lock.clone(),
@@ -1423,6 +1425,7 @@ impl Walker<'_> {
             && let Some(thread) = self.thread_of(&call.receiver)
         {
             self.push_region(LockRegion {
+                member: false,
                 span,
                 kind: LockKind::Thread,
                 lock: thread,
@@ -1453,6 +1456,7 @@ impl Walker<'_> {
             (None, None) => frame.map_or(u32::MAX, |f| f.statement_end),
         };
         let region = self.push_region(LockRegion {
+            member: false,
             span,
             kind,
             lock,
@@ -1533,6 +1537,7 @@ impl Walker<'_> {
         let at = span_of(wait);
         let thread = self.qualified(&format!("{label}@{}", wait.start().line));
         self.push_region(LockRegion {
+            member: false,
             span: at,
             kind: LockKind::Thread,
             lock: thread.clone(),
@@ -1846,6 +1851,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         if let Some(Static::Lazy(init, _)) = self.statics.get(&name).cloned() {
             let at = span_of(path.span());
             self.push_region(LockRegion {
+                member: false,
                 span: at,
                 kind: LockKind::Lazy,
                 lock: name,
@@ -2010,6 +2016,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             let at = span_of(call.method.span());
             let thread = self.qualified(&format!("{method}@{}", call.method.span().start().line));
             self.push_region(LockRegion {
+                member: false,
                 span: at,
                 kind: LockKind::Thread,
                 lock: thread.clone(),

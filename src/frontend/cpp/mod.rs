@@ -261,6 +261,7 @@ pub fn extract(text: &str, knowledge: &Knowledge) -> Result<FileModel, String> {
         global_types: FxHashMap::default(),
         returns: FxHashMap::default(),
         global_callables: Default::default(),
+        instance_fields: Default::default(),
         def_helpers: FxHashMap::default(),
         object_fields: FxHashMap::default(),
         frames: Vec::new(),
@@ -301,6 +302,9 @@ struct Frame {
     python_references: FxHashMap<String, String>,
     /// The function returns a reference (`py::object &get()`): returning copies nothing.
     returns_reference: bool,
+    /// Locals holding an object this function made and has not yet given away: reading and
+    /// writing its fields keeps it so, any other use ends it (see [`CallNote::Unpublished`]).
+    unpublished: FxHashSet<String>,
 }
 
 struct Walker<'a> {
@@ -324,6 +328,8 @@ struct Walker<'a> {
     object_fields: FxHashMap<String, Vec<(Span, String, String)>>,
     /// Namespace-scope variables and class fields that are Python callables.
     global_callables: FxHashSet<String>,
+    /// The non-static fields of the file's classes: a lock named by one is a lock of its object.
+    instance_fields: FxHashSet<String>,
     /// Functions of the file that pass their parameters to `.def` (`def_nogil(m, name, f)`), by
     /// name: what releases the GIL on entry of what they bind (`py::call_guard<...>()`).
     def_helpers: FxHashMap<String, Option<(Span, String)>>,
@@ -575,6 +581,13 @@ impl<'a> Walker<'a> {
                 for field in body.named_children(&mut cursor) {
                     if field.kind() == "field_declaration" {
                         self.record_field(field);
+                        if !is_static(field, self.src)
+                            && let Some(name) = field
+                                .child_by_field_name("declarator")
+                                .and_then(declared_name)
+                        {
+                            self.instance_fields.insert(self.text(name).to_string());
+                        }
                     }
                 }
                 self.visit_children(body);
@@ -606,6 +619,7 @@ impl<'a> Walker<'a> {
                 }
             }
             "call_expression" => self.visit_call(node),
+            "identifier" => self.use_local(node),
             "expression_statement" if node.named_child_count() == 1 => {
                 // An object-like switch macro as a statement: `NPY_END_THREADS;`.
                 let Some(only) = node.named_child(0) else {
@@ -634,6 +648,7 @@ impl<'a> Walker<'a> {
                     && let Some(frame) = self.frames.last()
                 {
                     let region = LockRegion {
+                        member: false,
                         span: span(node),
                         kind: LockKind::Atomic,
                         lock: self.path(left),
@@ -871,6 +886,7 @@ impl<'a> Walker<'a> {
             body_start: body.start_byte() as u32,
             python_references: FxHashMap::default(),
             returns_reference,
+            unpublished: FxHashSet::default(),
         };
         if let Some(parameters) = parameters {
             let mut cursor = parameters.walk();
@@ -1021,6 +1037,17 @@ impl<'a> Walker<'a> {
 
     /// A call site; `node` is what the label points at, `arguments` the call's argument list.
     fn add_call_with_args(&mut self, node: Node, target: CallTarget, arguments: Option<Node>) {
+        self.add_noted_call(node, target, arguments, None);
+    }
+
+    /// [`Self::add_call_with_args`] with a note on the call.
+    fn add_noted_call(
+        &mut self,
+        node: Node,
+        target: CallTarget,
+        arguments: Option<Node>,
+        note: Option<CallNote>,
+    ) {
         let args = arguments.map_or(0, |a| {
             let mut cursor = a.walk();
             a.named_children(&mut cursor)
@@ -1033,7 +1060,65 @@ impl<'a> Walker<'a> {
             args,
         };
         if let Some(function) = self.function() {
-            function.push_call(site, []);
+            function.push_call(site, note);
+        }
+    }
+
+    /// A use of local `node`: unless it reads or writes one of the object's fields, it may give
+    /// the object away (passed, copied, returned, its address or a method called), so the
+    /// object is no longer unpublished, in this function or an enclosing one (a lambda's use).
+    fn use_local(&mut self, node: Node) {
+        let name = self.text(node);
+        if !self.frames.iter().any(|f| f.unpublished.contains(name)) || only_field_access(node) {
+            return;
+        }
+        let name = name.to_string();
+        for frame in &mut self.frames {
+            frame.unpublished.remove(&name);
+        }
+    }
+
+    /// Whether local `declarator` (declared with type `ty`, initialised by `value`) holds an
+    /// object made here: `new T(...)`, `std::make_unique<T>(...)`, or a `T x(...)` of class type.
+    fn makes_object(&self, ty: Node, declarator: Node, value: Option<Node>) -> bool {
+        match value.map(|v| (v.kind(), v)) {
+            Some(("new_expression", _)) => true,
+            Some(("call_expression", call)) => call
+                .child_by_field_name("function")
+                .is_some_and(|f| self.names(&self.k.constructing_calls, &self.path(f))),
+            Some(("argument_list" | "initializer_list", _)) | None => {
+                let name = match declarator.kind() {
+                    "init_declarator" | "function_declarator" => {
+                        declarator.child_by_field_name("declarator")
+                    }
+                    _ => Some(declarator),
+                };
+                name.is_some_and(|n| n.kind() == "identifier") && self.declared_type(ty).is_some()
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the lock `mutex` names is a field of the object the function runs on: `this->m`,
+    /// or `m_` / `impl_->m` rooted at a non-static field of the file's classes that no
+    /// parameter or local hides. A pointer dereferenced (`*m`) may be shared: not a member.
+    fn is_member_lock(&self, mutex: Node) -> bool {
+        let mut root = mutex;
+        while root.kind() == "field_expression"
+            && let Some(argument) = root.child_by_field_name("argument")
+        {
+            root = argument;
+        }
+        match root.kind() {
+            "this" => true,
+            "identifier" => {
+                let name = self.text(root);
+                self.instance_fields.contains(name)
+                    && self.frames.last().is_some_and(|f| {
+                        !f.types.contains_key(name) && !f.locals.contains_key(name)
+                    })
+            }
+            _ => false,
         }
     }
 
@@ -1273,6 +1358,7 @@ impl<'a> Walker<'a> {
             return;
         };
         let region = LockRegion {
+            member: false,
             span: node
                 .child_by_field_name("function")
                 .map_or(span(node), span),
@@ -1352,7 +1438,16 @@ impl<'a> Walker<'a> {
                 path: method.into(),
                 receiver: receiver_kind,
             };
-            self.add_call_with_args(field, target, node.child_by_field_name("arguments"));
+            // The first method called on an object made here runs on it unpublished; that call
+            // may give it away (store `this`), so the next does not.
+            let unpublished = receiver
+                .filter(|r| r.kind() == "identifier")
+                .is_some_and(|r| {
+                    let name = self.text(r).to_string();
+                    self.frame().is_some_and(|f| f.unpublished.remove(&name))
+                });
+            let note = unpublished.then_some(CallNote::Unpublished);
+            self.add_noted_call(field, target, node.child_by_field_name("arguments"), note);
         }
         self.visit_children(node);
     }
@@ -1890,6 +1985,7 @@ impl<'a> Walker<'a> {
             && let Some(thread) = frame.threads.get(self.text(variable))
         {
             return Some(LockRegion {
+                member: false,
                 span: span(call),
                 kind: LockKind::Thread,
                 waits: true,
@@ -1912,6 +2008,7 @@ impl<'a> Walker<'a> {
                 return None;
             };
             return Some(LockRegion {
+                member: false,
                 span: span(call),
                 kind: LockKind::Atomic,
                 lock: self.path(receiver),
@@ -1930,6 +2027,7 @@ impl<'a> Walker<'a> {
             return None;
         };
         Some(LockRegion {
+            member: false,
             span: span(call),
             kind: LockKind::Condvar,
             lock: self.path(receiver),
@@ -1953,6 +2051,7 @@ impl<'a> Walker<'a> {
         // `std::shared_lock` holds a `std::shared_mutex` for reading.
         let shared = self.text(declaration).contains("shared_lock");
         let region = LockRegion {
+            member: self.is_member_lock(mutex),
             span: span(declaration),
             kind: if shared {
                 LockKind::SharedRead
@@ -1991,6 +2090,7 @@ impl<'a> Walker<'a> {
     /// `m.lock()` holds `m` until `m.unlock()` or the end of the block.
     fn lock_method(&mut self, call: Node, receiver: Node, method: &str) {
         let lock = self.path(receiver);
+        let member = self.is_member_lock(receiver);
         let at = call.start_byte() as u32;
         let block_end = self.block_end();
         let locking = self.k.lock_methods.contains(method);
@@ -2004,6 +2104,7 @@ impl<'a> Walker<'a> {
         };
         if locking {
             let region = LockRegion {
+                member,
                 span: span(call),
                 kind,
                 waits: true,
@@ -2242,11 +2343,7 @@ impl<'a> Walker<'a> {
             .trim()
             .to_string();
         let in_function = !self.frames.is_empty();
-        let is_static = in_function && {
-            let mut cursor = node.walk();
-            node.children(&mut cursor)
-                .any(|c| c.kind() == "storage_class_specifier" && self.text(c) == "static")
-        };
+        let is_static = in_function && is_static(node, self.src);
         let mut cursor = node.walk();
         let declarators: Vec<Node> = node
             .children_by_field_name("declarator", &mut cursor)
@@ -2281,6 +2378,16 @@ impl<'a> Walker<'a> {
                     Some(frame) => frame.types.insert(name.clone(), known),
                     None => self.global_types.insert(name.clone(), known),
                 };
+            }
+            if in_function && let Some(name) = &name {
+                let made = self.makes_object(ty, declarator, value);
+                if let Some(frame) = self.frame() {
+                    if made {
+                        frame.unpublished.insert(name.clone());
+                    } else {
+                        frame.unpublished.remove(name);
+                    }
+                }
             }
             if in_function {
                 if self.names(&self.k.release_guards, &ty_path) {
@@ -2324,6 +2431,7 @@ impl<'a> Walker<'a> {
                 let name_end =
                     declared_name(declarator).map_or(declarator.end_byte(), |n| n.end_byte());
                 let region = LockRegion {
+                    member: false,
                     span: Span {
                         file: 0,
                         start: node.start_byte() as u32,
@@ -2352,6 +2460,30 @@ impl<'a> Walker<'a> {
             }
         }
     }
+}
+
+/// Whether identifier `node` is the object of a field read or write (`x->f`, `x.f = v`), not of
+/// a method call, a longer member chain, or an address taken (`&x->m`).
+fn only_field_access(node: Node) -> bool {
+    let Some(access) = node.parent().filter(|p| {
+        p.kind() == "field_expression" && p.child_by_field_name("argument") == Some(node)
+    }) else {
+        return false;
+    };
+    access.parent().is_none_or(|outer| {
+        !matches!(
+            outer.kind(),
+            "field_expression" | "pointer_expression" | "call_expression"
+        )
+    })
+}
+
+/// Whether a declaration is `static`.
+fn is_static(declaration: Node, src: &[u8]) -> bool {
+    let mut cursor = declaration.walk();
+    declaration.children(&mut cursor).any(|c| {
+        c.kind() == "storage_class_specifier" && c.utf8_text(src).is_ok_and(|t| t == "static")
+    })
 }
 
 /// Whether `node` is part of a loop's condition (`while (flag.load()) ...`), within the
