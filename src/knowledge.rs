@@ -172,6 +172,11 @@ struct BindingsSection {
     /// entry point.
     #[serde(default)]
     callback_fields: Vec<String>,
+    /// C++ library base classes whose objects the library owns and frees on whichever thread
+    /// drops the last reference (`arrow::Buffer` in a `shared_ptr`), without the GIL: the
+    /// destructor of a class deriving from one is an entry point entered with the GIL released.
+    #[serde(default)]
+    native_owned_bases: Vec<String>,
     call_guard: Option<String>,
 }
 
@@ -320,6 +325,8 @@ pub struct Knowledge {
     pub callback_registrations: std::collections::HashMap<String, usize>,
     /// `Type::field` function-pointer fields whose value is entered without the GIL.
     pub callback_fields: HashSet<String>,
+    /// Qualified library base classes whose derived objects are destroyed without the GIL.
+    pub native_owned_bases: HashSet<String>,
     pub constructing_calls: NameSet,
     pub call_guards: NameSet,
     pub once_calls: NameSet,
@@ -447,6 +454,8 @@ impl Knowledge {
         );
         self.callback_fields
             .extend(b.callback_fields.iter().cloned());
+        self.native_owned_bases
+            .extend(b.native_owned_bases.iter().cloned());
         self.constructing_calls
             .extend(&file.construction.calls, &[]);
         self.container_add_methods

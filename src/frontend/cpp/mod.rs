@@ -264,6 +264,8 @@ pub fn extract(text: &str, knowledge: &Knowledge) -> Result<FileModel, String> {
         instance_fields: Default::default(),
         def_helpers: FxHashMap::default(),
         object_fields: FxHashMap::default(),
+        native_owned: FxHashMap::default(),
+        escaping: FxHashSet::default(),
         frames: Vec::new(),
         depth: 0,
         extern_c: false,
@@ -302,6 +304,8 @@ struct Frame {
     python_references: FxHashMap<String, String>,
     /// The function returns a reference (`py::object &get()`): returning copies nothing.
     returns_reference: bool,
+    /// Where a named function's return type is written; `None` for a lambda.
+    return_type: Option<Span>,
     /// Locals holding an object this function made and has not yet given away: reading and
     /// writing its fields keeps it so, any other use ends it (see [`CallNote::Unpublished`]).
     unpublished: FxHashSet<String>,
@@ -333,6 +337,12 @@ struct Walker<'a> {
     /// Functions of the file that pass their parameters to `.def` (`def_nogil(m, name, f)`), by
     /// name: what releases the GIL on entry of what they bind (`py::call_guard<...>()`).
     def_helpers: FxHashMap<String, Option<(Span, String)>>,
+    /// Classes of the file deriving from a library base that the knowledge's
+    /// `native_owned_bases` names, by qualified name: that base.
+    native_owned: FxHashMap<String, String>,
+    /// Functions that return a Python object out of their own GIL acquire scope, made entry
+    /// points once (see `returned_out_of_guard`).
+    escaping: FxHashSet<FnId>,
     frames: Vec<Frame>,
     depth: usize,
     /// Inside `extern "C" { ... }` or before an `extern "C"` definition.
@@ -563,7 +573,7 @@ impl<'a> Walker<'a> {
                 let depth = self.scope.len();
                 self.scope
                     .extend(self.path(name).split("::").map(str::to_string));
-                let bases = node
+                let base_nodes: Vec<Node> = node
                     .named_children(&mut node.walk())
                     .filter(|c| c.kind() == "base_class_clause")
                     .flat_map(|clause| {
@@ -571,10 +581,10 @@ impl<'a> Walker<'a> {
                         clause
                             .named_children(&mut cursor)
                             .filter(|b| b.kind() != "access_specifier")
-                            .map(|b| self.path(b))
                             .collect::<Vec<_>>()
                     })
                     .collect();
+                let bases = base_nodes.iter().map(|b| self.path(*b)).collect();
                 self.model.classes.push((self.scope.join("::"), bases));
                 // Fields may be declared after the methods that use them.
                 let mut cursor = body.walk();
@@ -590,7 +600,11 @@ impl<'a> Walker<'a> {
                         }
                     }
                 }
+                if let Some(base) = base_nodes.iter().find_map(|b| self.native_owned_base(*b)) {
+                    self.native_owned.insert(self.scope.join("::"), base);
+                }
                 self.visit_children(body);
+                self.native_owned_destructor(name, body);
                 self.scope.truncate(depth);
             }
             "function_definition" => self.visit_function(node),
@@ -632,10 +646,11 @@ impl<'a> Walker<'a> {
                 self.visit_children(node);
             }
             "return_statement" => {
-                if let Some(value) = node.named_child(0)
-                    && let Some(what) = self.copied_for_return(value)
-                {
-                    self.add_py_use(value, what, false);
+                if let Some(value) = node.named_child(0) {
+                    if let Some(what) = self.copied_for_return(value) {
+                        self.add_py_use(value, what, false);
+                    }
+                    self.returned_out_of_guard(value);
                 }
                 self.visit_children(node);
             }
@@ -788,7 +803,8 @@ impl<'a> Walker<'a> {
         );
         self.model.functions[id].wraps_python = in_class && self.object_fields.contains_key(&class);
         let returns_reference = declarator.kind() == "reference_declarator";
-        self.enter(id, parameters, body, returns_reference);
+        let return_type = node.child_by_field_name("type").map(span);
+        self.enter(id, parameters, body, (returns_reference, return_type));
         if destructor && let Some(fields) = self.object_fields.get(&class).cloned() {
             let owned = fields
                 .into_iter()
@@ -798,14 +814,97 @@ impl<'a> Walker<'a> {
                     (at, field, what)
                 })
                 .collect();
-            self.destroyed_after_body(id, &name, owned, body);
+            if self.native_owned.contains_key(&class) {
+                // Entered released already (see `native_owned_destructor`): what it owns is
+                // destroyed without the GIL whether or not its body takes it.
+                self.destroyed_after(id, owned, Some(body));
+            } else {
+                self.destroyed_after_body(id, &name, owned, body);
+            }
         }
     }
 
-    /// A destructor (or a lambda) that takes the GIL for its body shows it can run without it;
-    /// what it owns (the class's Python-object fields, the lambda's Python captures: `(where,
-    /// name, what happens)`) is destroyed after the body, when the GIL is released again. Such a
-    /// function is an entry point entered with the GIL released.
+    /// The knowledge's library base that `base`, written in a base clause of the class being
+    /// walked, names: a name written relative to an enclosing namespace counts.
+    fn native_owned_base(&self, base: Node) -> Option<String> {
+        let written = self.path(base);
+        let written = written.split('<').next().unwrap_or(&written);
+        let namespaces = &self.scope[..self.scope.len().saturating_sub(1)];
+        (0..=namespaces.len())
+            .rev()
+            .map(|n| {
+                let mut path = namespaces[..n].join("::");
+                if !path.is_empty() {
+                    path.push_str("::");
+                }
+                path.push_str(written);
+                path
+            })
+            .find(|path| self.k.native_owned_bases.contains(path))
+    }
+
+    /// A class deriving from a library base that the library frees on whichever thread drops it
+    /// last (the knowledge's `native_owned_bases`: `arrow::Buffer` held in `shared_ptr`s) is
+    /// destroyed without the GIL: its destructor is an entry point entered released. Defined
+    /// out of the class, the destructor is found by its name; a class with no destructor body
+    /// (none written, or `= default`) gets one here, which destroys its Python-object fields.
+    fn native_owned_destructor(&mut self, name: Node, body: Node) {
+        let class = self.scope.join("::");
+        let Some(base) = self.native_owned.get(&class).cloned() else {
+            return;
+        };
+        let short = self.text(name).to_string();
+        let destructor = format!("~{}", last_segment(&short));
+        let declared = |text: &str| {
+            let text: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+            text.contains(&format!("{destructor}(")) && !text.contains("=default")
+        };
+        let mut written = false;
+        let mut cursor = body.walk();
+        for member in body.named_children(&mut cursor) {
+            written |= declared(self.text(member));
+        }
+        let fields = self.object_fields.get(&class).cloned().unwrap_or_default();
+        let target = if written {
+            CallTarget::Named {
+                path: format!("{class}::{destructor}").into(),
+                receiver: Receiver::None,
+            }
+        } else if fields.is_empty() {
+            return;
+        } else {
+            let scope = self.shared_scope.get(&self.scope);
+            let id = self.new_function(
+                destructor.clone(),
+                format!("{class}::{destructor}"),
+                scope,
+                FunctionKind::Method,
+                span(name),
+                None,
+            );
+            let owned = fields
+                .into_iter()
+                .map(|(at, field, ty)| {
+                    let what = format!(
+                        "the `{ty}` field `{field}` is destroyed by `{short}`'s implicit destructor"
+                    );
+                    (at, field, what)
+                })
+                .collect();
+            self.destroyed_after(id, owned, None);
+            CallTarget::Direct(id)
+        };
+        let why = format!(
+            "`{short}` derives from `{base}`, which its library frees on whichever thread drops \
+             it last: `{destructor}` runs without the GIL"
+        );
+        self.push_binding(destructor, span(name), target, Some((span(name), why)));
+    }
+
+    /// A destructor (or a lambda) that takes the GIL for its body (or its `try` block) shows it can
+    /// run without it; what it owns (the class's Python-object fields, the lambda's Python
+    /// captures: `(where, name, what happens)`) is destroyed after the body, when the GIL is
+    /// released again. Such a function is an entry point entered with the GIL released.
     fn destroyed_after_body(
         &mut self,
         id: FnId,
@@ -813,20 +912,52 @@ impl<'a> Walker<'a> {
         owned: Vec<(Span, String, String)>,
         body: Node,
     ) {
-        let body_end = body.end_byte() as u32;
+        // A guard for the whole body, or for a `try` block of the body: its handlers run after
+        // the guard, in the state the function was entered in.
+        let mut ends = vec![body.end_byte() as u32];
+        let mut cursor = body.walk();
+        ends.extend(
+            body.named_children(&mut cursor)
+                .filter(|s| s.kind() == "try_statement")
+                .filter_map(|s| s.child_by_field_name("body"))
+                .map(|b| b.end_byte() as u32),
+        );
         let Some(acquire) = self.model.functions[id]
             .gil_switches
             .iter()
-            .find(|s| s.to == GilState::Held && s.scope.end == body_end)
+            .find(|s| s.to == GilState::Held && ends.contains(&s.scope.end))
             .map(|s| s.span)
         else {
             return;
         };
+        self.destroyed_after(id, owned, Some(body));
+        self.model.bindings.push(Binding {
+            name: name.to_string(),
+            span: span(body),
+            scope: self.shared_scope.get(&self.scope),
+            usings: self.shared_usings.get(&self.usings),
+            target: CallTarget::Direct(id),
+            entry: GilState::Released,
+            guard: Some((
+                acquire,
+                format!("`{name}` takes the GIL for its body only, so it runs where the GIL may be released"),
+            )),
+        });
+    }
+
+    /// What function `id` owns (`(where, name, what happens)`) is destroyed after its `body`:
+    /// a Python use there, unless the body empties it.
+    fn destroyed_after(
+        &mut self,
+        id: FnId,
+        owned: Vec<(Span, String, String)>,
+        body: Option<Node>,
+    ) {
         // A field emptied in the body (`cb_.release().dec_ref()`, `cb_ = py::object()`, or moved
         // out as pybind11's own `func_handle` does: `function kill_f(std::move(f));`) holds
         // nothing to release afterwards.
-        let body_text: String = self
-            .text(body)
+        let body_text: String = body
+            .map_or("", |b| self.text(b))
             .chars()
             .filter(|c| !c.is_whitespace())
             .collect();
@@ -848,18 +979,6 @@ impl<'a> Walker<'a> {
                 needs_gil_check: true,
             });
         }
-        self.model.bindings.push(Binding {
-            name: name.to_string(),
-            span: span(body),
-            scope: self.shared_scope.get(&self.scope),
-            usings: self.shared_usings.get(&self.usings),
-            target: CallTarget::Direct(id),
-            entry: GilState::Released,
-            guard: Some((
-                acquire,
-                format!("`{name}` takes the GIL for its body only, so it runs where the GIL may be released"),
-            )),
-        });
     }
 
     fn inside_class(&self, node: Node) -> bool {
@@ -875,7 +994,15 @@ impl<'a> Walker<'a> {
     }
 
     /// Walks a function body with a fresh frame.
-    fn enter(&mut self, id: FnId, parameters: Option<Node>, body: Node, returns_reference: bool) {
+    /// `returns`: whether the function returns a reference, and where its return type is
+    /// written.
+    fn enter(
+        &mut self,
+        id: FnId,
+        parameters: Option<Node>,
+        body: Node,
+        (returns_reference, return_type): (bool, Option<Span>),
+    ) {
         let mut frame = Frame {
             id,
             locals: FxHashMap::default(),
@@ -886,6 +1013,7 @@ impl<'a> Walker<'a> {
             body_start: body.start_byte() as u32,
             python_references: FxHashMap::default(),
             returns_reference,
+            return_type,
             unpublished: FxHashSet::default(),
         };
         if let Some(parameters) = parameters {
@@ -977,7 +1105,7 @@ impl<'a> Walker<'a> {
         );
         let captured = self.python_captures(node);
         if let Some(body) = node.child_by_field_name("body") {
-            self.enter(id, parameters, body, false);
+            self.enter(id, parameters, body, (false, None));
             if !captured.is_empty() {
                 self.destroyed_after_body(id, "{lambda}", captured, body);
             }
@@ -2134,6 +2262,64 @@ impl<'a> Walker<'a> {
         let name = self.text(value);
         let shown = frame.python_references.get(name)?;
         Some(format!("the `{shown}` `{name}` is copied to be returned"))
+    }
+
+    /// `return o;` of a Python object local (by value) inside a GIL acquire scope of the function:
+    /// the function takes the GIL, so it runs where the GIL may be released, and the object
+    /// outlives the guard. Its caller destroys it (DECREF) without the GIL: a use where the return
+    /// type is written, and the function an entry point entered released.
+    fn returned_out_of_guard(&mut self, value: Node) {
+        let Some(frame) = self.frames.last() else {
+            return;
+        };
+        let (id, Some(return_type)) = (frame.id, frame.return_type) else {
+            return;
+        };
+        if frame.returns_reference || value.kind() != "identifier" {
+            return;
+        }
+        let name = self.text(value);
+        let Some(written) = frame.types.get(name) else {
+            return;
+        };
+        let shown = written.split('<').next().unwrap_or(written).to_string();
+        let ty = self.path_of_text(written);
+        if !self.names(&self.k.python_types, &ty) || self.names(&self.k.non_owning_types, &ty) {
+            return;
+        }
+        let offset = value.start_byte() as u32;
+        let function = &self.model.functions[id];
+        let Some(acquire) = function
+            .gil_switches
+            .iter()
+            .filter(|s| s.scope.contains(&offset))
+            .max_by_key(|s| s.scope.start)
+            .filter(|s| s.to == GilState::Held)
+            .map(|s| s.span)
+        else {
+            return;
+        };
+        let function_name = function.name.clone();
+        let what = format!(
+            "the `{shown}` `{name}` returned by `{function_name}` outlives its GIL guard: the caller destroys it"
+        );
+        self.model.functions[id].py_uses.push(PyUse {
+            span: return_type,
+            what,
+            runs_code: false,
+            needs_gil_check: true,
+        });
+        if self.escaping.insert(id) {
+            let why = format!(
+                "`{function_name}` takes the GIL itself, so it is called where the GIL may be released"
+            );
+            self.push_binding(
+                function_name,
+                acquire,
+                CallTarget::Direct(id),
+                Some((acquire, why)),
+            );
+        }
     }
 
     /// A class field's type, for calls on it and for calling it when it is a Python callable.

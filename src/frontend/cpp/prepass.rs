@@ -26,7 +26,39 @@ pub fn neutralise(text: &str, knowledge: &Knowledge) -> String {
     // The macro pass reads the already-selected text so that a skipped arm's macros are ignored.
     let selected = String::from_utf8(out.clone()).expect("blanking keeps UTF-8 valid");
     rewrite_macros(&selected, knowledge, &mut out);
+    blank_class_attribute_macros(&selected, &mut out);
     String::from_utf8(out).expect("the pre-pass writes ASCII over whole characters")
+}
+
+/// `class ARROW_EXPORT NumPyBuffer : public Buffer {`: a macro between the class key and the name
+/// of a class being defined (a visibility or export attribute) is blanked, so that the class is
+/// parsed with its own name and bases.
+fn blank_class_attribute_macros(text: &str, out: &mut [u8]) {
+    let mut tokens = Lexer::new(text).filter(|t| t.kind == Kind::Identifier);
+    let Some(mut before) = tokens.next() else {
+        return;
+    };
+    let Some(mut current) = tokens.next() else {
+        return;
+    };
+    for next in tokens {
+        let key = &text[before.start..before.end];
+        let name = &text[current.start..current.end];
+        // Adjacent tokens only: nothing but whitespace between the three.
+        let adjacent = |a: Token, b: Token| text[a.end..b.start].trim().is_empty();
+        // A definition's head: `struct C_TYPE variable;` in C is left alone.
+        let rest = text[next.end..].trim_start();
+        let head = rest.starts_with('{') || rest.starts_with(':') && !rest.starts_with("::");
+        if matches!(key, "class" | "struct" | "union")
+            && super::is_macro_name(name)
+            && head
+            && adjacent(before, current)
+            && adjacent(current, next)
+        {
+            blank(out, current.start..current.end);
+        }
+        (before, current) = (current, next);
+    }
 }
 
 fn blank(out: &mut [u8], range: std::ops::Range<usize>) {

@@ -192,6 +192,11 @@ pub fn scan_cpp<'a>(text: &'a str, rewrites: &'a Rewrites) -> Definitions {
             }
             Token::Punct(open @ (b'(' | b'[')) => {
                 let name = match prev {
+                    // A destructor, `A::~A(`, is found by its class's name (see `key`), and
+                    // its qualifiers are before the `~`.
+                    Some(Token::Ident(s, e)) if open == b'(' && text[..s].ends_with('~') => {
+                        Some((&text[s..e], s - 1))
+                    }
                     Some(Token::Ident(s, e)) if open == b'(' => {
                         Some((&text[s..e], s)).filter(|(n, _)| !is_keyword(n))
                     }
