@@ -9,12 +9,14 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use std::ops::ControlFlow;
 
+use thin_vec::ThinVec;
 use tree_sitter::{Node, ParseOptions, Parser};
 
 use crate::knowledge::{Knowledge, ProjectMacro};
 use crate::model::{
     Binding, CallNote, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState,
     GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span, last_segment,
+    type_name,
 };
 
 pub use prepass::neutralise;
@@ -1018,6 +1020,15 @@ impl<'a> Walker<'a> {
         };
         if let Some(parameters) = parameters {
             let mut cursor = parameters.walk();
+            let param_types = parameters
+                .named_children(&mut cursor)
+                .map(|p| {
+                    let ty = self.declared_type(p.child_by_field_name("type")?)?;
+                    Some(type_name(&ty).into())
+                })
+                .collect();
+            self.model.functions[id].param_types = param_types;
+            let mut cursor = parameters.walk();
             for (index, parameter) in parameters.named_children(&mut cursor).enumerate() {
                 let (Some(ty), Some(name)) = (
                     parameter.child_by_field_name("type"),
@@ -1176,19 +1187,27 @@ impl<'a> Walker<'a> {
         arguments: Option<Node>,
         note: Option<CallNote>,
     ) {
-        let args = arguments.map_or(0, |a| {
+        let arguments: Vec<Node> = arguments.map_or_else(Vec::new, |a| {
             let mut cursor = a.walk();
             a.named_children(&mut cursor)
                 .filter(|n| n.kind() != "comment")
-                .count() as u32
+                .collect()
         });
+        let types: ThinVec<Option<Box<str>>> = arguments
+            .iter()
+            .map(|&a| Some(type_name(&self.argument_type(a)?).into()))
+            .collect();
+        let types = types
+            .iter()
+            .any(Option::is_some)
+            .then_some(CallNote::ArgumentTypes(types));
         let site = CallSite {
             span: span(node),
             target,
-            args,
+            args: arguments.len() as u32,
         };
         if let Some(function) = self.function() {
-            function.push_call(site, note);
+            function.push_call(site, note.into_iter().chain(types));
         }
     }
 
@@ -2492,11 +2511,27 @@ impl<'a> Walker<'a> {
             }
             _ => return None,
         };
+        self.variable_type(name)
+    }
+
+    /// The declared type of a variable in sight: a parameter, a local or a global.
+    fn variable_type(&self, name: &str) -> Option<String> {
         self.frames
             .last()
             .and_then(|f| f.types.get(name))
             .or_else(|| self.global_types.get(name))
             .cloned()
+    }
+
+    /// The declared type of a call's argument, for choosing among overloads.
+    fn argument_type(&self, argument: Node) -> Option<String> {
+        match argument.kind() {
+            // `T x(a, b)` read as a function declaration: each argument is a parameter's type.
+            "parameter_declaration" if argument.child_by_field_name("declarator").is_none() => {
+                self.variable_type(self.text(argument.child_by_field_name("type")?))
+            }
+            _ => self.type_of(argument),
+        }
     }
 
     fn visit_declaration(&mut self, node: Node) {
