@@ -12,7 +12,9 @@ use gil_lint::baseline::{self, Baseline};
 use gil_lint::config::Config;
 use gil_lint::diagnostic::{Confidence, Severity};
 use gil_lint::knowledge::Knowledge;
-use gil_lint::render::{human::HumanRenderer, json, sarif};
+use gil_lint::render::{
+    concise, github, gitlab, human::HumanRenderer, json, json_lines, junit, rdjson, sarif,
+};
 use gil_lint::repo::RepoRoot;
 use gil_lint::{Progress, check, discover};
 
@@ -130,6 +132,18 @@ struct CheckArgs {
     /// Parse every file, not only those the pre-filter selects (for tests and benchmarks).
     #[arg(long, hide = true)]
     no_prefilter: bool,
+    /// Keep no cache of what is made of each file between runs (default: `.gil-lint-cache/` at
+    /// the project root, or `cache = false` in the configuration).
+    #[arg(long, env = "GIL_LINT_NO_CACHE")]
+    no_cache: bool,
+    /// Keep the cache in DIR instead of `.gil-lint-cache/` at the project root.
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "GIL_LINT_CACHE_DIR",
+        conflicts_with = "no_cache"
+    )]
+    cache_dir: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -151,9 +165,24 @@ impl ColorWhen {
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
+    /// rustc-like text with the call paths (the default).
     Human,
+    /// `path:line:col: rule message`, one line per finding.
+    Concise,
+    /// A versioned JSON document.
     Json,
+    /// One JSON object per finding per line.
+    JsonLines,
+    /// SARIF 2.1.0, for GitHub code scanning.
     Sarif,
+    /// GitHub Actions annotations (workflow commands).
+    Github,
+    /// A GitLab Code Quality report.
+    Gitlab,
+    /// JUnit XML.
+    Junit,
+    /// reviewdog's Diagnostic Format.
+    Rdjson,
 }
 
 const EXIT_CLEAN: u8 = 0;
@@ -419,6 +448,7 @@ fn check(args: CheckArgs) -> Result<u8, String> {
     if let Some(path) = &args.write_baseline {
         baseline::check_writable(path)?;
     }
+    let cache = cache_location(&args, &config);
     let bar = Bar::new(!args.quiet && std::io::stderr().is_terminal());
     let pool = gil_lint::thread_pool(args.threads.map(usize::from))?;
     let report = pool.install(|| {
@@ -432,6 +462,7 @@ fn check(args: CheckArgs) -> Result<u8, String> {
             discovered: &|n| bar.bar.set_length(n as u64),
             prefilter: !args.no_prefilter,
             given,
+            cache,
             root: &root,
         })
     })?;
@@ -513,7 +544,13 @@ impl Run<'_> {
         let (program, findings) = (&analysis.program, &analysis.findings);
         match format {
             Format::Human => HumanRenderer::new(program).render_plain(findings),
+            Format::Concise => concise::render(program, findings),
             Format::Json => json::render(program, findings, &analysis.errors),
+            Format::JsonLines => json_lines::render(program, findings),
+            Format::Github => github::render(program, findings, self.root),
+            Format::Gitlab => gitlab::render(program, findings, self.root),
+            Format::Junit => junit::render(program, findings),
+            Format::Rdjson => rdjson::render(program, findings),
             Format::Sarif => sarif::render(
                 program,
                 findings,
@@ -565,6 +602,24 @@ fn statistics(findings: &[gil_lint::diagnostic::Finding], format: Format) -> Str
             )
         })
         .collect()
+}
+
+/// Where the cache is kept, if anywhere: the directory given, else `.gil-lint-cache/` in the
+/// project (`--project`), else beside the configuration file, else in the current directory.
+fn cache_location(args: &CheckArgs, config: &Config) -> Option<gil_lint::cache::Location> {
+    use gil_lint::cache::Location;
+    if args.no_cache || config.cache == Some(false) {
+        return None;
+    }
+    Some(match &args.cache_dir {
+        Some(dir) => Location::Given(dir.clone()),
+        None => Location::Default(
+            args.project
+                .clone()
+                .or_else(|| config.root())
+                .unwrap_or_else(|| PathBuf::from(".")),
+        ),
+    })
 }
 
 /// What `--show-settings` prints: where the configuration was looked for and which file won, as

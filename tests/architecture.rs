@@ -137,6 +137,7 @@ fn the_layers_depend_only_downwards() {
             "prefilter",
             &["callgraph", "frontend", "knowledge", "model"],
         ),
+        ("cache", &["frontend", "input", "knowledge", "model"]),
         ("diagnostic", &["model"]),
         (
             "analysis",
@@ -151,12 +152,13 @@ fn the_layers_depend_only_downwards() {
         ),
         (
             "render",
-            &["baseline", "diagnostic", "lints", "model", "repo"],
+            &["baseline", "diagnostic", "input", "lints", "model", "repo"],
         ),
         (
             "check",
             &[
                 "baseline",
+                "cache",
                 "config",
                 "diagnostic",
                 "discover",
