@@ -12,7 +12,9 @@ use gil_lint::baseline::{self, Baseline};
 use gil_lint::config::Config;
 use gil_lint::diagnostic::{Confidence, Severity};
 use gil_lint::knowledge::Knowledge;
-use gil_lint::render::{human::HumanRenderer, json, sarif};
+use gil_lint::render::{
+    concise, github, gitlab, human::HumanRenderer, json, json_lines, junit, rdjson, sarif,
+};
 use gil_lint::repo::RepoRoot;
 use gil_lint::{Progress, check, discover};
 
@@ -151,9 +153,24 @@ impl ColorWhen {
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
+    /// rustc-like text with the call paths (the default).
     Human,
+    /// `path:line:col: rule message`, one line per finding.
+    Concise,
+    /// A versioned JSON document.
     Json,
+    /// One JSON object per finding per line.
+    JsonLines,
+    /// SARIF 2.1.0, for GitHub code scanning.
     Sarif,
+    /// GitHub Actions annotations (workflow commands).
+    Github,
+    /// A GitLab Code Quality report.
+    Gitlab,
+    /// JUnit XML.
+    Junit,
+    /// reviewdog's Diagnostic Format.
+    Rdjson,
 }
 
 const EXIT_CLEAN: u8 = 0;
@@ -513,7 +530,13 @@ impl Run<'_> {
         let (program, findings) = (&analysis.program, &analysis.findings);
         match format {
             Format::Human => HumanRenderer::new(program).render_plain(findings),
+            Format::Concise => concise::render(program, findings),
             Format::Json => json::render(program, findings, &analysis.errors),
+            Format::JsonLines => json_lines::render(program, findings),
+            Format::Github => github::render(program, findings, self.root),
+            Format::Gitlab => gitlab::render(program, findings, self.root),
+            Format::Junit => junit::render(program, findings),
+            Format::Rdjson => rdjson::render(program, findings),
             Format::Sarif => sarif::render(
                 program,
                 findings,

@@ -151,7 +151,7 @@ fn the_layers_depend_only_downwards() {
         ),
         (
             "render",
-            &["baseline", "diagnostic", "lints", "model", "repo"],
+            &["baseline", "diagnostic", "input", "lints", "model", "repo"],
         ),
         (
             "check",

@@ -93,13 +93,30 @@ fn every_rule_doc_has_the_required_sections() {
 }
 
 #[test]
-fn github_actions_doc_shows_the_example_workflow() {
+fn github_actions_doc_shows_the_example_workflows() {
     let doc = std::fs::read_to_string("docs/github-actions.md").unwrap();
-    let workflow = std::fs::read_to_string("docs/examples/github-workflow.yml").unwrap();
-    assert!(
-        doc.contains(&format!("```yaml\n{workflow}```")),
-        "docs/github-actions.md does not show docs/examples/github-workflow.yml as it is"
-    );
+    for file in [
+        "docs/examples/github-workflow.yml",
+        "docs/examples/github-workflow-annotations.yml",
+    ] {
+        let workflow = std::fs::read_to_string(file).unwrap();
+        assert!(
+            doc.contains(&format!("```yaml\n{workflow}```")),
+            "docs/github-actions.md does not show {file} as it is"
+        );
+    }
+}
+
+/// The variant without code scanning: annotations (`--format github`), a pinned install, and no
+/// permission beyond reading the code (so that forks' pull requests are annotated too).
+#[test]
+fn the_annotations_workflow_needs_no_code_scanning() {
+    let workflow =
+        std::fs::read_to_string("docs/examples/github-workflow-annotations.yml").unwrap();
+    assert!(workflow.contains("run: gil-lint check --format github ."));
+    assert!(workflow.contains("cargo install --locked") && workflow.contains("--tag v"));
+    assert!(!workflow.contains("upload-sarif") && !workflow.contains("security-events"));
+    assert!(!workflow.contains(": write"), "no write permission");
 }
 
 /// The example workflow's contract: the upload runs only when gil-lint wrote the file it uploads

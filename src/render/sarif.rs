@@ -387,11 +387,7 @@ fn descriptor(rule: &Lint) -> RuleDescriptor {
             text: markdown.clone(),
             markdown,
         },
-        help_uri: format!(
-            "{}/blob/main/docs/rules/{}.md",
-            env!("CARGO_PKG_REPOSITORY"),
-            rule.id
-        ),
+        help_uri: crate::lints::doc_url(rule.id),
         default_configuration: Configuration { level },
         properties: RuleProperties {
             tags: rule.tags.to_vec(),
