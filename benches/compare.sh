@@ -4,14 +4,18 @@
 #   benches/compare.sh CORPUS
 #
 # Prints, for each tool, the median wall time and the peak memory (max RSS, /usr/bin/time -v) of
-# RUNS runs after one warm-up, the ratio of the medians, then a scaling run (CORPUS once and
-# twice). Environment:
+# RUNS runs after one warm-up, the ratio of the medians; then the same with gil-lint's cache warm
+# (the tree unchanged, then one file edited before each run); then a scaling run (CORPUS once and
+# twice). Cold runs pass `--no-cache`. Environment:
 #   RUNS      counted runs per tool (default 10)
 #   THREADS   worker threads for both tools (default: the number of cores)
 #   GIL_LINT  the gil-lint binary (default: built here with `cargo build --release`)
 #   AST_GREP  the ast-grep binary (default: PyPI ast-grep-cli==$AST_GREP_VERSION installed in its
 #             own venv under target/bench/)
 #   SCALING   set to 0 to skip the scaling run
+#   WARM      set to 0 to skip the warm runs (the cache kept between runs, issue 17)
+#   EDITED    the file, relative to CORPUS, that the edited warm runs append a line to (default:
+#             TransformerEngine's PyTorch bindings, on the path of most of its bindings)
 #   AST_GREP_RULES  `anchors` adds the other four rules of docs/performance.md's anchor runs
 #             (`gil_scoped_release` declarations; PyO3 `allow_threads`, `detach`, `attach`), so
 #             that ast-grep also parses the Rust files
@@ -100,7 +104,8 @@ rule:
 YAML
 fi
 
-gil_lint=("$GIL_LINT" check --quiet --threads "$threads" --format json)
+gil_base=("$GIL_LINT" check --quiet --threads "$threads" --format json)
+gil_lint=("${gil_base[@]}" --no-cache)
 ast_grep=("$AST_GREP" scan -c "$work/sg/sgconfig.yml" -j "$threads" --json=stream)
 
 # One timed run: prints "wall_seconds max_rss_kib cpu_seconds". Exit status 1 is gil-lint's
@@ -125,14 +130,17 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 column_of() { awk -v c="$1" '{ print $c }'; }
 
 # Runs both tools alternately on $1, RUNS times after a warm-up; leaves the samples in
-# $work/gil.txt and $work/sg.txt.
+# $work/gil.txt and $work/sg.txt. gil-lint runs as "${gil_lint[@]}", each time after the command
+# $2 (if given).
 compare() {
-  local tree=$1
+  local tree=$1 before=${2:-true}
   : > "$work/gil.txt"
   : > "$work/sg.txt"
+  $before
   timed "${gil_lint[@]}" "$tree" > /dev/null
   timed "${ast_grep[@]}" "$tree" > /dev/null
   for ((i = 0; i < runs; i++)); do
+    $before
     timed "${gil_lint[@]}" "$tree" >> "$work/gil.txt"
     timed "${ast_grep[@]}" "$tree" >> "$work/sg.txt"
   done
@@ -172,6 +180,38 @@ for ((i = 0; i < runs; i++)); do
   timed "${gil_lint[@]}" --no-prefilter "$corpus" >> "$work/nopre.txt"
 done
 report "gil-lint --no-prefilter" "$work/nopre.txt"
+
+if [[ "${WARM:-1}" != 0 ]]; then
+  # The cache in a directory of its own, filled by the warm-up run.
+  cold=("${gil_lint[@]}")
+  gil_lint=("${gil_base[@]}" --cache-dir "$work/cache")
+  echo
+  echo "warm: the cache filled by the warm-up run, the tree unchanged"
+  compare "$corpus"
+  report "gil-lint, warm" "$work/gil.txt"
+  report "ast-grep" "$work/sg.txt"
+  echo "ratio gil-lint warm / ast-grep (median wall): $(ratio "$work/gil.txt" "$work/sg.txt")"
+  edited=${EDITED:-TransformerEngine/transformer_engine/pytorch/csrc/extensions/pybind.cpp}
+  if [[ -f "$corpus/$edited" ]]; then
+    cp "$corpus/$edited" "$work/edited.orig"
+    trap 'cp "$work/edited.orig" "$corpus/$edited"; rm -rf "$work"' EXIT
+    edits=0
+    # A new line appended to the original text: a new text for every run.
+    edit() {
+      edits=$((edits + 1))
+      { cat "$work/edited.orig"; echo "// edit $edits"; } > "$work/edited.new"
+      cp "$work/edited.new" "$corpus/$edited"
+    }
+    echo
+    echo "warm, one file edited before each run: $edited"
+    compare "$corpus" edit
+    cp "$work/edited.orig" "$corpus/$edited"
+    report "gil-lint, one edited" "$work/gil.txt"
+    report "ast-grep" "$work/sg.txt"
+    echo "ratio gil-lint one edited / ast-grep (median wall): $(ratio "$work/gil.txt" "$work/sg.txt")"
+  fi
+  gil_lint=("${cold[@]}")
+fi
 
 if [[ "${SCALING:-1}" != 0 ]]; then
   echo

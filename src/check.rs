@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::baseline::{self, Baseline};
+use crate::cache::{self, Cache};
 use crate::config::Config;
 use crate::diagnostic::{Confidence, Finding};
 use crate::frontend::Language;
@@ -35,6 +36,8 @@ pub struct Options<'a> {
     /// files under `project`), in place of the file there if there is one. `paths` is then its
     /// path alone.
     pub given: Option<GivenText>,
+    /// Where to keep what is made of each file between runs; none for no cache.
+    pub cache: Option<cache::Location>,
     /// Where the baseline's paths start.
     pub root: &'a RepoRoot,
 }
@@ -92,14 +95,27 @@ pub fn run(options: Options) -> Result<Report, String> {
         found.files.sort();
     }
     (options.discovered)(found.files.len());
+    let max_file_size = config.max_file_size.unwrap_or(crate::DEFAULT_MAX_FILE_SIZE);
+    let mut errors = found.errors;
+    // An entry holds a model, larger than its text but in proportion to it.
+    let cache_limit = max_file_size.saturating_mul(16).saturating_add(1 << 20);
+    let cache = options
+        .cache
+        .as_ref()
+        .map(|location| Cache::open(location, cache_limit))
+        .transpose()
+        .unwrap_or_else(|reason| {
+            errors.push(format!("the cache is not used: {reason}"));
+            None
+        });
     let analysis_options = crate::Options {
         prefilter: options.prefilter,
-        max_file_size: config.max_file_size.unwrap_or(crate::DEFAULT_MAX_FILE_SIZE),
+        max_file_size,
         given: options.given.as_ref(),
+        cache: cache.as_ref(),
     };
     let mut analysis =
         crate::analyse_files_opts(&found.files, &knowledge, options.progress, analysis_options);
-    let mut errors = found.errors;
     errors.append(&mut analysis.errors);
     analysis.errors = errors;
 

@@ -50,6 +50,7 @@ struct RawConfig {
     warn_unused_suppressions: Option<bool>,
     max_file_size: Option<Spanned<String>>,
     min_confidence: Option<Confidence>,
+    cache: Option<bool>,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -87,6 +88,8 @@ pub struct Config {
     pub max_file_size: Option<u64>,
     /// Findings less sure than this are not reported.
     pub min_confidence: Option<Confidence>,
+    /// `false`: keep no cache of per-file facts between runs.
+    pub cache: Option<bool>,
 }
 
 /// A configuration as parsed, with where each of its knowledge files is written.
@@ -194,6 +197,7 @@ impl Config {
             warn_unused_suppressions: raw.warn_unused_suppressions,
             max_file_size,
             min_confidence: raw.min_confidence,
+            cache: raw.cache,
         };
         Ok(Some(Parsed {
             config,

@@ -283,7 +283,7 @@ impl NameSet {
 }
 
 /// What a function-like macro of the analysed code is, read from its `#define`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ProjectMacro {
     /// Its arguments run in this GIL state: `SCOPED_GIL_RELEASE(code)`.
     Wrapper(String, crate::model::GilState),
@@ -366,6 +366,9 @@ pub struct Knowledge {
     pub rust: crate::knowledge::rust::RustKnowledge,
     /// Framework namespaces (`py`, `pybind11`), for messages and type matching.
     pub namespaces: Vec<String>,
+    /// A hash of the names and texts of the files loaded, in order: what the cache of per-file
+    /// facts keys them by (facts learnt from the analysed code are keyed separately).
+    pub fingerprint: u64,
 }
 
 impl Knowledge {
@@ -393,6 +396,8 @@ impl Knowledge {
     }
 
     fn add_text(&mut self, name: &str, text: &str) -> Result<()> {
+        let seed = xxhash_rust::xxh3::xxh3_64_with_seed(name.as_bytes(), self.fingerprint);
+        self.fingerprint = xxhash_rust::xxh3::xxh3_64_with_seed(text.as_bytes(), seed);
         // `toml`'s `Display` quotes the offending source line: only the position and the message.
         let error = |e: toml::de::Error| {
             let message = elide_strings(&input::one_line(e.message()));

@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod baseline;
+pub mod cache;
 pub mod callgraph;
 pub mod check;
 pub mod config;
@@ -26,6 +27,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use crate::cache::{Cache, Facts, Key, Learnt};
 use crate::callgraph::CallGraph;
 use crate::diagnostic::Finding;
 use crate::frontend::Language;
@@ -97,8 +99,8 @@ pub enum Progress {
     Linking,
 }
 
-/// How files are analysed; the default is what the command line does.
-#[derive(Clone, Copy, Debug)]
+/// How files are analysed; the default is what the command line does, without the cache.
+#[derive(Clone, Copy)]
 pub struct Options<'a> {
     /// Parse only the files that can change the findings (see [`prefilter`]).
     pub prefilter: bool,
@@ -106,6 +108,8 @@ pub struct Options<'a> {
     pub max_file_size: u64,
     /// A file whose text is given, not read from the disk (`--stdin-filename`).
     pub given: Option<&'a GivenText>,
+    /// Where what is made of each file is kept between runs; none to make it all again.
+    pub cache: Option<&'a Cache>,
 }
 
 impl Default for Options<'_> {
@@ -114,6 +118,7 @@ impl Default for Options<'_> {
             prefilter: true,
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             given: None,
+            cache: None,
         }
     }
 }
@@ -182,42 +187,126 @@ pub fn analyse_files_opts(
         .par_iter()
         .map(|(path, _)| options.read_text(path))
         .collect();
-    let mut knowledge = knowledge.clone();
-    // Guard types and `#define`s are C/C++ only. Guards first: a wrapper macro may use one.
-    let cpp_texts = || {
-        files
-            .par_iter()
-            .zip(&texts)
-            .filter(|((_, language), _)| *language == Language::Cpp)
-            .filter_map(|(_, text)| text.as_ref().ok())
-    };
-    let guard_facts: Vec<_> = cpp_texts()
-        .flat_map_iter(|text| frontend::cpp::guards::guard_facts(text, &knowledge))
-        .collect();
-    knowledge.add_guards(frontend::cpp::guards::infer_guards(guard_facts));
-    let macros: Vec<_> = cpp_texts()
-        .flat_map_iter(|text| frontend::cpp::project_macros(text, &knowledge))
-        .collect();
-    knowledge.add_macros(macros);
-    // Rust struct fields and statics, crate by crate: a file uses those another declares.
-    let rust_types: Vec<(String, knowledge::CrateTypes)> = files
+    // What the cache knows of each text: every fact below is taken from there when it holds it.
+    let keys: Vec<Option<Key>> = files
         .par_iter()
         .zip(&texts)
-        .filter(|((_, language), _)| *language == Language::Rust)
-        .filter_map(|((path, _), text)| Some((path, text.as_ref().ok()?)))
-        .map(|(path, text)| {
-            let (krate, _) = frontend::rust::module_path(path);
-            (krate, frontend::rust_scan::declared_types(text))
+        .map(|((path, language), text)| {
+            let text = text.as_ref().ok().filter(|_| options.cache.is_some())?;
+            Some(Key::new(path, *language, text))
         })
         .collect();
+    let mut entries: Vec<Facts> = files
+        .par_iter()
+        .zip(&keys)
+        .map(|((path, _), key)| match (options.cache, key) {
+            (Some(cache), Some(key)) => cache.facts(path, *key).unwrap_or_default(),
+            _ => Facts::default(),
+        })
+        .collect();
+    // Whether a fact of the file was made in this run, so its entry must be written.
+    let mut changed = vec![false; files.len()];
+    let mut knowledge = knowledge.clone();
+    // Guard types and `#define`s are C/C++ only. Guards first: a wrapper macro may use one.
+    // Each is keyed by what was learnt from the analysed code before it.
+    let learnt = knowledge.fingerprint;
+    let guard_facts: Vec<_> = with_entries(files, &texts, &mut entries, &mut changed)
+        .map(
+            |(_, language, text, facts, changed)| match (language, text) {
+                (Language::Cpp, Some(text)) => {
+                    learnt_fact(&mut facts.guards, learnt, changed, || {
+                        frontend::cpp::guards::guard_facts(text, &knowledge)
+                    })
+                }
+                _ => Vec::new(),
+            },
+        )
+        .collect();
+    let learnt = hash_learnt(learnt, &guard_facts);
+    knowledge.add_guards(frontend::cpp::guards::infer_guards(
+        guard_facts.into_iter().flatten(),
+    ));
+    let macros: Vec<_> = with_entries(files, &texts, &mut entries, &mut changed)
+        .map(
+            |(_, language, text, facts, changed)| match (language, text) {
+                (Language::Cpp, Some(text)) => {
+                    learnt_fact(&mut facts.macros, learnt, changed, || {
+                        frontend::cpp::project_macros(text, &knowledge)
+                    })
+                }
+                _ => Vec::new(),
+            },
+        )
+        .collect();
+    // Rust struct fields and statics, crate by crate: a file uses those another declares.
+    let rust_types: Vec<(String, knowledge::CrateTypes)> =
+        with_entries(files, &texts, &mut entries, &mut changed)
+            .filter_map(|(path, language, text, facts, changed)| {
+                let text = text.filter(|_| language == Language::Rust)?;
+                let types = facts.crate_types.get_or_insert_with(|| {
+                    *changed = true;
+                    frontend::rust_scan::declared_types(text)
+                });
+                let (krate, _) = frontend::rust::module_path(path);
+                Some((krate, types.clone()))
+            })
+            .collect();
+    let learnt = hash_learnt(learnt, &(&macros, &rust_types));
+    knowledge.add_macros(macros.into_iter().flatten());
     knowledge.add_crate_types(rust_types);
-    let scans = options
+    let scanner = options
         .prefilter
-        .then(|| prefilter::scan_files(files, &texts, &knowledge));
+        .then(|| prefilter::Scanner::new(&knowledge));
+    with_entries(files, &texts, &mut entries, &mut changed).for_each(
+        |(path, language, text, facts, changed)| {
+            if let Some(scanner) = &scanner
+                && facts.scan.as_ref().is_none_or(|(made, _)| *made != learnt)
+            {
+                facts.scan = Some((
+                    learnt,
+                    scanner.scan(path, language, text.map(String::as_str)),
+                ));
+                *changed = true;
+            }
+            if let Some(text) = text
+                && facts.suppressions.is_none()
+            {
+                facts.suppressions = Some(!suppress::scan(0, text).is_empty());
+                *changed = true;
+            }
+        },
+    );
+    // The facts made in this run are kept now, before the pre-filter takes the scans.
+    if let Some(cache) = options.cache {
+        files
+            .par_iter()
+            .zip(&entries)
+            .zip(&keys)
+            .zip(&changed)
+            .for_each(|((((path, _), facts), key), changed)| {
+                if let (true, Some(key)) = (changed, key) {
+                    cache.store_facts(path, *key, facts);
+                }
+            });
+    }
+    let scans = scanner.map(|_| {
+        prefilter::Scans::new(
+            entries
+                .iter_mut()
+                .map(|facts| facts.scan.take().expect("every file scanned").1)
+                .collect(),
+        )
+    });
+    let suppressions: Vec<bool> = entries
+        .iter()
+        .map(|facts| facts.suppressions.unwrap_or(false))
+        .collect();
+    drop(entries);
     // What is kept of each first read: its error, or the text if `suppress` will read it.
     let kept: Vec<Result<Option<String>, String>> = texts
         .into_par_iter()
-        .map(|text| text.map(|t| (!suppress::scan(0, &t).is_empty()).then_some(t)))
+        .zip(&suppressions)
+        .map(|(text, &suppressions)| text.map(|t| suppressions.then_some(t)))
         .collect();
     let model = |i: usize| {
         let (path, language) = &files[i];
@@ -228,7 +317,7 @@ pub fn analyse_files_opts(
             Ok(None) => options.read_text(path).map(|text| (text, false)),
         }
         .and_then(|(text, keep_text)| {
-            let model = model_file(path, *language, &text, &knowledge)?;
+            let model = model_cached(path, *language, &text, &knowledge, options.cache, learnt)?;
             let mut source = SourceFile::new(display_path(path), *language, text);
             if !keep_text && !analysis::reads_text(&model) {
                 source.drop_text();
@@ -282,6 +371,75 @@ pub fn analyse_files_opts(
         findings,
         errors,
     }
+}
+
+/// Models one file through the cache, if there is one: a model made under the same learnt
+/// knowledge is read back, and a model made is written.
+fn model_cached(
+    path: &Path,
+    language: Language,
+    text: &str,
+    knowledge: &Knowledge,
+    cache: Option<&Cache>,
+    learnt: u64,
+) -> Result<FileModel, String> {
+    let Some(cache) = cache else {
+        return model_file(path, language, text, knowledge);
+    };
+    let key = Key::new(path, language, text);
+    if let Some((made, model)) = cache.model(path, key, text)
+        && made == learnt
+    {
+        return Ok(model);
+    }
+    let model = model_file(path, language, text, knowledge)?;
+    cache.store_model(path, key, learnt, &model);
+    Ok(model)
+}
+
+/// Each file with its text (if it was read), its cached facts and whether they changed.
+fn with_entries<'a>(
+    files: &'a [(PathBuf, Language)],
+    texts: &'a [Result<String, String>],
+    entries: &'a mut [Facts],
+    changed: &'a mut [bool],
+) -> impl IndexedParallelIterator<
+    Item = (
+        &'a PathBuf,
+        Language,
+        Option<&'a String>,
+        &'a mut Facts,
+        &'a mut bool,
+    ),
+> {
+    files.par_iter().zip(texts).zip(entries).zip(changed).map(
+        |((((path, language), text), facts), changed)| {
+            (path, *language, text.as_ref().ok(), facts, changed)
+        },
+    )
+}
+
+/// The fact in `slot` if it was made under the learnt knowledge `learnt`; else `make`'s, kept in
+/// `slot` (and the file's entry marked `changed`).
+fn learnt_fact<T: Clone>(
+    slot: &mut Learnt<T>,
+    learnt: u64,
+    changed: &mut bool,
+    make: impl FnOnce() -> T,
+) -> T {
+    match slot {
+        Some((made, fact)) if *made == learnt => fact.clone(),
+        _ => {
+            *changed = true;
+            slot.insert((learnt, make())).1.clone()
+        }
+    }
+}
+
+/// A hash of what was learnt so far (`learnt`) and of `facts`, learnt next from every file.
+fn hash_learnt(learnt: u64, facts: &impl serde::Serialize) -> u64 {
+    let bytes = postcard::to_allocvec(facts).expect("facts encode");
+    xxhash_rust::xxh3::xxh3_64_with_seed(&bytes, learnt)
 }
 
 /// A file's model and its source, as modelling leaves them.

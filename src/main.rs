@@ -132,6 +132,18 @@ struct CheckArgs {
     /// Parse every file, not only those the pre-filter selects (for tests and benchmarks).
     #[arg(long, hide = true)]
     no_prefilter: bool,
+    /// Keep no cache of what is made of each file between runs (default: `.gil-lint-cache/` at
+    /// the project root, or `cache = false` in the configuration).
+    #[arg(long, env = "GIL_LINT_NO_CACHE")]
+    no_cache: bool,
+    /// Keep the cache in DIR instead of `.gil-lint-cache/` at the project root.
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "GIL_LINT_CACHE_DIR",
+        conflicts_with = "no_cache"
+    )]
+    cache_dir: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -436,6 +448,7 @@ fn check(args: CheckArgs) -> Result<u8, String> {
     if let Some(path) = &args.write_baseline {
         baseline::check_writable(path)?;
     }
+    let cache = cache_location(&args, &config);
     let bar = Bar::new(!args.quiet && std::io::stderr().is_terminal());
     let pool = gil_lint::thread_pool(args.threads.map(usize::from))?;
     let report = pool.install(|| {
@@ -449,6 +462,7 @@ fn check(args: CheckArgs) -> Result<u8, String> {
             discovered: &|n| bar.bar.set_length(n as u64),
             prefilter: !args.no_prefilter,
             given,
+            cache,
             root: &root,
         })
     })?;
@@ -588,6 +602,24 @@ fn statistics(findings: &[gil_lint::diagnostic::Finding], format: Format) -> Str
             )
         })
         .collect()
+}
+
+/// Where the cache is kept, if anywhere: the directory given, else `.gil-lint-cache/` in the
+/// project (`--project`), else beside the configuration file, else in the current directory.
+fn cache_location(args: &CheckArgs, config: &Config) -> Option<gil_lint::cache::Location> {
+    use gil_lint::cache::Location;
+    if args.no_cache || config.cache == Some(false) {
+        return None;
+    }
+    Some(match &args.cache_dir {
+        Some(dir) => Location::Given(dir.clone()),
+        None => Location::Default(
+            args.project
+                .clone()
+                .or_else(|| config.root())
+                .unwrap_or_else(|| PathBuf::from(".")),
+        ),
+    })
 }
 
 /// What `--show-settings` prints: where the configuration was looked for and which file won, as

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use thin_vec::ThinVec;
 
 pub type FileId = u32;
@@ -53,6 +53,20 @@ impl Deref for Names {
     }
 }
 
+/// Written as the list, and read back as a list of its own: [`FileModel::share_names`] shares
+/// the lists of a model read back.
+impl Serialize for Names {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Names {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Vec::<String>::deserialize(deserializer).map(|names| Names(names.into()))
+    }
+}
+
 /// Hands out a list that changes while a file is walked as [`Names`]: the same allocation for as
 /// long as the list stays the same.
 #[derive(Default)]
@@ -67,7 +81,7 @@ impl SharedNames {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Span {
     pub file: FileId,
     pub start: u32,
@@ -80,14 +94,14 @@ impl Span {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum GilState {
     Held,
     Released,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum FunctionKind {
     Free,
     Method,
@@ -103,7 +117,7 @@ impl FunctionKind {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Function {
     /// The name as declared: `f`, `Tensor::cast`; `{lambda}` for lambdas.
     pub name: String,
@@ -136,7 +150,7 @@ pub struct Function {
     pub lock_regions: ThinVec<LockRegion>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CallSite {
     pub span: Span,
     pub target: CallTarget,
@@ -146,7 +160,7 @@ pub struct CallSite {
 
 /// What a call site may carry besides its target. Kept beside the calls rather than in them:
 /// few calls have one, and a program has hundreds of thousands of calls.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum CallNote {
     /// For a lambda written as argument `.1` of call site `.0` of the same function: the lambda
     /// runs inside the callee when the callee calls that parameter (a wrapper such as
@@ -161,7 +175,7 @@ pub enum CallNote {
     Unpublished,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CallTarget {
     /// A call by name: `f()`, `ns::f()`, `x.f()`, `this->f()`. (Boxed strings: a program has
     /// hundreds of thousands of call sites.)
@@ -187,7 +201,7 @@ impl CallTarget {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Receiver {
     /// A free or qualified call.
     None,
@@ -205,7 +219,7 @@ pub enum Receiver {
     Typed(Box<str>),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PyUse {
     pub span: Span,
     /// What happens, for messages: "`py::module_::import` is called".
@@ -221,7 +235,7 @@ pub struct PyUse {
 
 /// From `scope.start` to `scope.end` the GIL is in state `to`, unless a later switch inside that
 /// range says otherwise (the innermost, latest switch wins).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GilSwitch {
     pub span: Span,
     pub to: GilState,
@@ -229,7 +243,7 @@ pub struct GilSwitch {
     pub what: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum LockKind {
     /// `std::call_once(flag, ...)`.
     Once,
@@ -277,7 +291,7 @@ impl LockKind {
 }
 
 /// A region of a function's text during which a lock other than the GIL is held.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LockRegion {
     pub span: Span,
     pub kind: LockKind,
@@ -293,7 +307,7 @@ pub struct LockRegion {
 }
 
 /// A function exposed to Python.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Binding {
     /// The Python-visible name.
     pub name: String,
@@ -310,7 +324,7 @@ pub struct Binding {
 }
 
 /// What one front-end extracted from one file.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct FileModel {
     pub functions: Vec<Function>,
     pub bindings: Vec<Binding>,
@@ -335,10 +349,24 @@ impl FileModel {
     pub fn compacted(self) -> FileModel {
         self.clone()
     }
+
+    /// Shares equal lists of names of neighbouring functions and bindings again, as the
+    /// front-end does, in a model read back from the cache (each list is read on its own).
+    pub fn share_names(&mut self) {
+        let (mut scopes, mut usings) = (SharedNames::default(), SharedNames::default());
+        for function in &mut self.functions {
+            function.scope = scopes.get(&function.scope);
+            function.usings = usings.get(&function.usings);
+        }
+        for binding in &mut self.bindings {
+            binding.scope = scopes.get(&binding.scope);
+            binding.usings = usings.get(&binding.usings);
+        }
+    }
 }
 
 /// The languages gil-lint reads, by file extension.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Language {
     Cpp,
     Rust,

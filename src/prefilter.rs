@@ -28,7 +28,7 @@
 //! error is reported as before) are always kept. A file skipped here is still counted as checked.
 
 use std::cell::RefCell;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
@@ -45,33 +45,45 @@ use crate::frontend::scan::{Definitions, Seeds, key, scan};
 use crate::knowledge::Knowledge;
 use crate::model::{CallTarget, FileModel, FnId, Function, FunctionKind, last_segment, owner_of};
 
+/// What the pre-filter reads in one file's text: whether the file is kept from the start, and
+/// what it may define.
+pub type FileScan = (bool, Option<Definitions>);
+
 /// What the pre-filter reads in each file's text, so that the texts need not be kept while files
 /// are modelled.
 pub struct Scans {
-    /// Per file: whether it is kept from the start, and what it may define.
-    files: Vec<(bool, Option<Definitions>)>,
+    files: Vec<FileScan>,
 }
 
-/// Scans every file's text (see [`Seeds`] and [`Definitions`]).
-pub fn scan_files(
-    files: &[(PathBuf, Language)],
-    texts: &[Result<String, String>],
-    knowledge: &Knowledge,
-) -> Scans {
-    let seeds = Seeds::new(knowledge);
-    let rewrites = Rewrites::new(knowledge);
-    let files = files
-        .par_iter()
-        .zip(texts)
-        .map(|((path, language), text)| match text {
-            Ok(text) => match scan(*language, path, text, &rewrites) {
-                Some(scan) => (seeds.in_text(text, *language), Some(scan)),
-                None => (true, None),
-            },
-            Err(_) => (true, None),
-        })
-        .collect();
-    Scans { files }
+impl Scans {
+    /// The scans of the files, in their order.
+    pub fn new(files: Vec<FileScan>) -> Self {
+        Scans { files }
+    }
+}
+
+/// Scans files' texts (see [`Seeds`] and [`Definitions`]) under the knowledge it was made with.
+pub struct Scanner {
+    seeds: Seeds,
+    rewrites: Rewrites,
+}
+
+impl Scanner {
+    pub fn new(knowledge: &Knowledge) -> Self {
+        Scanner {
+            seeds: Seeds::new(knowledge),
+            rewrites: Rewrites::new(knowledge),
+        }
+    }
+
+    /// The scan of one file's text; a file that could not be read is kept (its error is
+    /// reported as before).
+    pub fn scan(&self, path: &Path, language: Language, text: Option<&str>) -> FileScan {
+        match text.and_then(|text| Some((text, scan(language, path, text, &self.rewrites)?))) {
+            Some((text, scan)) => (self.seeds.in_text(text, language), Some(scan)),
+            None => (true, None),
+        }
+    }
 }
 
 /// The scans of every file, indexed by name: which files may define what.

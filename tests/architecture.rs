@@ -137,6 +137,7 @@ fn the_layers_depend_only_downwards() {
             "prefilter",
             &["callgraph", "frontend", "knowledge", "model"],
         ),
+        ("cache", &["frontend", "input", "knowledge", "model"]),
         ("diagnostic", &["model"]),
         (
             "analysis",
@@ -157,6 +158,7 @@ fn the_layers_depend_only_downwards() {
             "check",
             &[
                 "baseline",
+                "cache",
                 "config",
                 "diagnostic",
                 "discover",

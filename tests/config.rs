@@ -26,6 +26,7 @@ fn run(dir: &Path) -> check::Report {
         discovered: &|_| {},
         prefilter: true,
         given: None,
+        cache: None,
         root: &root,
     })
     .unwrap()

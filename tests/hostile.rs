@@ -85,6 +85,14 @@ fn check(dir: &Path, args: &[&str]) -> Run {
 /// [`check`] through a command prefix (`setpriv ...` to run unprivileged).
 fn check_as(prefix: &[&str], dir: &Path, args: &[&str]) -> Run {
     let before = snapshot(dir);
+    // The cache outside the tree, which must not change; hostile files go through it too.
+    let cache = tempfile::tempdir().unwrap();
+    // Writable by the unprivileged user of `setpriv`.
+    std::fs::set_permissions(
+        cache.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
     let mut command = match prefix.split_first() {
         Some((program, rest)) => {
             let mut c = Command::new(program);
@@ -98,6 +106,7 @@ fn check_as(prefix: &[&str], dir: &Path, args: &[&str]) -> Run {
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
+        .env("GIL_LINT_CACHE_DIR", cache.path())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -139,11 +139,14 @@ impl Run {
 /// changed and that the secret is not in the output.
 fn check(root: &Path, dir: &Path, args: &[&str]) -> Run {
     let before = listing(root);
+    // The cache outside the tree, which must not change.
+    let cache = tempfile::tempdir().unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_gil-lint"))
         .arg("check")
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
+        .env("GIL_LINT_CACHE_DIR", cache.path())
         .env("GIL_LINT_SECRET", SECRET)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -405,7 +408,13 @@ fn write_baseline_replaces_a_regular_file() {
     let tree = Tree::new();
     tree.write("proj/baseline.json", "old\n");
     let output = Command::new(env!("CARGO_BIN_EXE_gil-lint"))
-        .args(["check", "--write-baseline", "baseline.json", "."])
+        .args([
+            "check",
+            "--no-cache",
+            "--write-baseline",
+            "baseline.json",
+            ".",
+        ])
         .current_dir(tree.proj())
         .output()
         .unwrap();

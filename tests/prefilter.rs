@@ -29,6 +29,7 @@ fn run(roots: &[PathBuf], prefilter: bool, threads: usize) -> String {
                 discovered: &|_| {},
                 prefilter,
                 given: None,
+                cache: None,
                 root: &root,
             })
         })
@@ -593,7 +594,14 @@ fn a_generated_tree_gives_identical_output_with_and_without_prefilter_and_thread
         .collect();
     let knowledge = Knowledge::builtin();
     let modelled = std::sync::atomic::AtomicUsize::new(0);
-    let scans = gil_lint::prefilter::scan_files(&files, &texts, &knowledge);
+    let scanner = gil_lint::prefilter::Scanner::new(&knowledge);
+    let scans = gil_lint::prefilter::Scans::new(
+        files
+            .iter()
+            .zip(&texts)
+            .map(|((path, language), text)| scanner.scan(path, *language, text.as_deref().ok()))
+            .collect(),
+    );
     let models = gil_lint::prefilter::model_relevant(&files, scans, |i| {
         modelled.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (path, language) = &files[i];

@@ -116,7 +116,7 @@ pub fn key(segment: &str) -> &str {
 }
 
 /// What the scan of one C/C++ file found, as over-approximations.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Definitions {
     /// Keys ([`key`]) of the functions it may define.
     pub functions: Vec<String>,

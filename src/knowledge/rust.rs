@@ -207,7 +207,7 @@ impl RustKnowledge {
 /// Types declared anywhere in one crate, gathered by a light scan of all its files before any is
 /// modelled: a `#[pymethods]` block or a function in one file uses the struct fields and statics
 /// of another.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct CrateTypes {
     /// `(struct, field, type name)`.
     pub fields: Vec<(String, String, String)>,

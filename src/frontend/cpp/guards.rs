@@ -13,7 +13,7 @@ use crate::model::GilState;
 
 /// What one file says about one class (by qualified name): the GIL state its constructor leaves,
 /// the switch its destructor starts with, or the guard member it holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum GuardFact {
     Constructor(GilState),
     Destructor(GilState),
