@@ -31,6 +31,7 @@ fn report(paths: &[&str]) -> Report {
         prefilter: true,
         given: None,
         root: &root(),
+        cache: None,
     })
     .unwrap()
 }

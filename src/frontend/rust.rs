@@ -419,6 +419,9 @@ struct Frame {
     consumed_guard: Option<(u32, u32)>,
     /// While walking a `let` whose value spawns a thread: the bound name.
     binding_thread: Option<String>,
+    /// While walking the value stored in a field that holds a thread's handle: the thread's
+    /// name, the field's (see [`Walker::handle_field`]).
+    field_thread: Option<String>,
     /// Parameters whose type is callable (`F: FnOnce()`, `impl Fn()`, `&dyn Fn()`).
     callable_params: FxHashSet<String>,
     /// The Python objects borrowed exclusively by this function (or the one a closure is in).
@@ -885,6 +888,7 @@ impl Walker<'_> {
             binding_guard: None,
             consumed_guard: None,
             binding_thread: None,
+            field_thread: None,
             parallel: None,
             callable_params: FxHashSet::default(),
             exclusive: None,
@@ -1134,28 +1138,94 @@ impl Walker<'_> {
     }
 
     /// The names a pattern binds to the value itself or to the one inside `Some(..)`, `Ok(..)`
-    /// or a reference take the type `ty`, as [`type_name`] reads wrappers.
-    fn bind_pattern_type(&mut self, pat: &Pat, ty: &str) {
+    /// or a reference: `s` in `Some(ref s)`.
+    fn pattern_names(pat: &Pat, names: &mut Vec<String>) {
         match pat {
-            Pat::Ident(i) if i.subpat.is_none() => {
-                if let Some(frame) = self.frames.last_mut() {
-                    frame.types.insert(i.ident.to_string(), ty.to_string());
-                }
-            }
-            Pat::Reference(r) => self.bind_pattern_type(&r.pat, ty),
-            Pat::Paren(p) => self.bind_pattern_type(&p.pat, ty),
-            Pat::Guard(g) => self.bind_pattern_type(&g.pat, ty),
+            Pat::Ident(i) if i.subpat.is_none() => names.push(i.ident.to_string()),
+            Pat::Reference(r) => Self::pattern_names(&r.pat, names),
+            Pat::Paren(p) => Self::pattern_names(&p.pat, names),
+            Pat::Guard(g) => Self::pattern_names(&g.pat, names),
             Pat::TupleStruct(t)
                 if t.elems.len() == 1 && (t.path.is_ident("Some") || t.path.is_ident("Ok")) =>
             {
-                self.bind_pattern_type(&t.elems[0], ty)
+                Self::pattern_names(&t.elems[0], names)
             }
             Pat::Or(o) => {
                 for case in &o.cases {
-                    self.bind_pattern_type(case, ty);
+                    Self::pattern_names(case, names);
                 }
             }
             _ => {}
+        }
+    }
+
+    /// The names `pat` binds from `value` take its type, as [`type_name`] reads wrappers, and
+    /// the thread whose handle it is (`if let Some(h) = self.worker.take()`).
+    fn bind_pattern(&mut self, pat: &Pat, value: &Expr) {
+        let mut names = Vec::new();
+        Self::pattern_names(pat, &mut names);
+        if names.is_empty() {
+            return;
+        }
+        let ty = self.type_of(value);
+        let thread = self.thread_of(value);
+        let Some(frame) = self.frames.last_mut() else {
+            return;
+        };
+        for name in names {
+            if let Some(ty) = &ty {
+                frame.types.insert(name.clone(), ty.clone());
+            }
+            if let Some(thread) = &thread {
+                frame.locals.insert(name, Local::Thread(thread.clone()));
+            }
+        }
+    }
+
+    /// The thread name of field `field` of `owner` when it holds a thread's handle.
+    fn handle_field(&self, owner: &str, field: &str) -> Option<String> {
+        let declared = self.field_types.get(field)?;
+        let (_, ty) = declared.iter().find(|(o, _)| o == owner)?;
+        self.k
+            .rust
+            .handle_types
+            .contains(ty)
+            .then(|| format!("{owner}.{field}"))
+    }
+
+    /// Walks `value`, stored in a field whose thread it starts when `thread` says so.
+    fn with_field_thread(&mut self, thread: Option<String>, value: &Expr) {
+        let saved = thread.and_then(|t| Some(self.frames.last_mut()?.field_thread.replace(t)));
+        self.visit_expr(value);
+        if let (Some(saved), Some(frame)) = (saved, self.frames.last_mut()) {
+            frame.field_thread = saved;
+        }
+    }
+
+    /// The thread whose handle `expr` is: a local bound to one, or a handle field, through
+    /// `.take()`, `.unwrap()` and the like.
+    fn thread_of(&self, expr: &Expr) -> Option<String> {
+        match unwrapped(expr) {
+            Expr::Path(p) => match self.frames.last()?.locals.get(&path_string(&p.path))? {
+                Local::Thread(thread) => Some(thread.clone()),
+                _ => None,
+            },
+            Expr::Field(field) => {
+                let syn::Member::Named(name) = &field.member else {
+                    return None;
+                };
+                self.handle_field(&self.type_of(&field.base)?, &name.to_string())
+            }
+            Expr::MethodCall(m)
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "take" | "unwrap" | "expect" | "as_mut" | "as_ref"
+                ) =>
+            {
+                self.thread_of(&m.receiver)
+            }
+            Expr::Try(t) => self.thread_of(&t.expr),
+            _ => None,
         }
     }
 
@@ -1352,10 +1422,7 @@ impl Walker<'_> {
             return false;
         }
         if rust.join_methods.contains(&method)
-            && let Some(Local::Thread(thread)) = self
-                .frames
-                .last()
-                .and_then(|f| f.locals.get(&receiver).cloned())
+            && let Some(thread) = self.thread_of(&call.receiver)
         {
             self.push_region(LockRegion {
                 member: false,
@@ -1645,6 +1712,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             frame.types.insert(name.clone(), ty);
         }
         let Some(init) = &local.init else { return };
+        if !matches!(local.pat, Pat::Ident(_) | Pat::Type(_))
+            || self.thread_of(&init.expr).is_some()
+        {
+            self.bind_pattern(&local.pat, &init.expr);
+        }
         match (&*init.expr, &name) {
             (Expr::Closure(closure), Some(name)) => {
                 let qualname = self.qualified(name);
@@ -1675,10 +1747,23 @@ impl<'ast> Visit<'ast> for Walker<'_> {
 
     fn visit_expr_struct(&mut self, literal: &'ast syn::ExprStruct) {
         // A closure in a struct literal is stored, not run.
+        let owner = match literal.path.segments.last() {
+            Some(s) if s.ident == "Self" => self.self_type.clone(),
+            Some(s) => Some(s.ident.to_string()),
+            None => None,
+        };
         for field in &literal.fields {
             match &field.expr {
                 Expr::Closure(c) => self.stored_closure(c),
-                other => self.visit_expr(other),
+                other => {
+                    let thread = match (&field.member, &owner) {
+                        (syn::Member::Named(name), Some(owner)) => {
+                            self.handle_field(owner, &name.to_string())
+                        }
+                        _ => None,
+                    };
+                    self.with_field_thread(thread, other);
+                }
             }
         }
         if let Some(rest) = &literal.rest {
@@ -1709,21 +1794,50 @@ impl<'ast> Visit<'ast> for Walker<'_> {
 
     fn visit_expr_let(&mut self, expr: &'ast syn::ExprLet) {
         // `if let Some(s) = &self.scorer`: `s` has the type inside the scrutinee's wrappers.
-        if let Some(ty) = self.type_of(&expr.expr) {
-            self.bind_pattern_type(&expr.pat, &ty);
-        }
+        self.bind_pattern(&expr.pat, &expr.expr);
         self.visit_expr(&expr.expr);
     }
 
     fn visit_expr_match(&mut self, expr: &'ast syn::ExprMatch) {
         self.visit_expr(&expr.expr);
-        let ty = self.type_of(&expr.expr);
         for arm in &expr.arms {
-            if let Some(ty) = &ty {
-                self.bind_pattern_type(&arm.pat, ty);
-            }
+            self.bind_pattern(&arm.pat, &expr.expr);
             self.visit_arm(arm);
         }
+    }
+
+    fn visit_expr_assign(&mut self, assign: &'ast syn::ExprAssign) {
+        // `self.worker = Some(thread::spawn(..))`: the thread is named by the field.
+        let thread = match &*assign.left {
+            Expr::Field(field) => match (&field.member, self.type_of(&field.base)) {
+                (syn::Member::Named(name), Some(owner)) => {
+                    self.handle_field(&owner, &name.to_string())
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        self.visit_expr(&assign.left);
+        self.with_field_thread(thread, &assign.right);
+    }
+
+    fn visit_expr_await(&mut self, expr: &'ast syn::ExprAwait) {
+        // `spawn_blocking(f).await` waits here for `f`, run on another thread.
+        if let Expr::Call(call) = unwrapped(&expr.base)
+            && let Expr::Path(func) = &*call.func
+        {
+            let written = path_string(&func.path);
+            let segments: Vec<&str> = written.split("::").collect();
+            let spawns = &self.k.rust.awaited_spawn_calls;
+            if spawns.contains(&written)
+                || (segments.len() > 1
+                    && spawns.contains(&segments[segments.len() - 2..].join("::")))
+            {
+                self.scoped_threads(func.span(), &written, call.args.iter());
+                return;
+            }
+        }
+        self.visit_expr(&expr.base);
     }
 
     fn visit_expr_closure(&mut self, closure: &'ast syn::ExprClosure) {
@@ -1833,14 +1947,16 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                     .spawn_calls
                     .contains(&segments[segments.len() - 2..].join("::")))
         {
-            let thread = self
-                .frames
-                .last()
-                .and_then(|f| f.binding_thread.clone())
-                .map_or_else(
-                    || self.qualified(&format!("{written}@{}", func.span().start().line)),
-                    |name| self.qualified(&name),
-                );
+            let field = self.frames.last_mut().and_then(|f| f.field_thread.take());
+            let thread = field.unwrap_or_else(|| {
+                self.frames
+                    .last()
+                    .and_then(|f| f.binding_thread.clone())
+                    .map_or_else(
+                        || self.qualified(&format!("{written}@{}", func.span().start().line)),
+                        |name| self.qualified(&name),
+                    )
+            });
             if let Some(frame) = self.frames.last_mut()
                 && let Some(name) = frame.binding_thread.take()
             {

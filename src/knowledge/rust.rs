@@ -94,6 +94,10 @@ struct Threads {
     #[serde(default)]
     join_methods: Vec<String>,
     #[serde(default)]
+    handle_types: Vec<String>,
+    #[serde(default)]
+    awaited_spawn_calls: Vec<String>,
+    #[serde(default)]
     scoped_calls: Vec<String>,
     #[serde(default)]
     scoped_methods: Vec<String>,
@@ -132,6 +136,11 @@ pub struct RustKnowledge {
     pub detached_mutex_methods: HashSet<String>,
     pub spawn_calls: HashSet<String>,
     pub join_methods: HashSet<String>,
+    /// Types of a thread's handle (`JoinHandle`): one kept in a field is joined elsewhere.
+    pub handle_types: HashSet<String>,
+    /// Calls that run a closure on another thread and whose `.await` waits for it
+    /// (`spawn_blocking`).
+    pub awaited_spawn_calls: HashSet<String>,
     pub scoped_calls: HashSet<String>,
     pub scoped_methods: HashSet<String>,
     pub parallel_methods: HashSet<String>,
@@ -144,7 +153,7 @@ pub struct RustKnowledge {
 
 impl RustKnowledge {
     pub(super) fn add(&mut self, file: RustFile) {
-        let pairs: [(&mut HashSet<String>, Vec<String>); 28] = [
+        let pairs: [(&mut HashSet<String>, Vec<String>); 30] = [
             (&mut self.release_closures, file.gil.release_closures),
             (&mut self.acquire_closures, file.gil.acquire_closures),
             (&mut self.acquire_calls, file.gil.acquire_calls),
@@ -185,6 +194,11 @@ impl RustKnowledge {
             ),
             (&mut self.spawn_calls, file.threads.spawn_calls),
             (&mut self.join_methods, file.threads.join_methods),
+            (&mut self.handle_types, file.threads.handle_types),
+            (
+                &mut self.awaited_spawn_calls,
+                file.threads.awaited_spawn_calls,
+            ),
             (&mut self.scoped_calls, file.threads.scoped_calls),
             (&mut self.scoped_methods, file.threads.scoped_methods),
             (&mut self.parallel_methods, file.threads.parallel_methods),
