@@ -602,9 +602,11 @@ impl<'a> Walker<'a> {
                         }
                     }
                 }
-                if let Some(base) = base_nodes.iter().find_map(|b| self.native_owned_base(*b)) {
+                let owned = |k: &Knowledge, path: &str| k.native_owned_bases.contains(path);
+                if let Some(base) = base_nodes.iter().find_map(|b| self.library_base(*b, owned)) {
                     self.native_owned.insert(self.scope.join("::"), base);
                 }
+                self.library_virtual_overrides(&base_nodes);
                 self.visit_children(body);
                 self.native_owned_destructor(name, body);
                 self.scope.truncate(depth);
@@ -826,9 +828,10 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// The knowledge's library base that `base`, written in a base clause of the class being
-    /// walked, names: a name written relative to an enclosing namespace counts.
-    fn native_owned_base(&self, base: Node) -> Option<String> {
+    /// The library base, by its qualified name, that `base` (written in a base clause of the class
+    /// being walked) names, when `known` to the knowledge: a name written relative to an enclosing
+    /// namespace counts.
+    fn library_base(&self, base: Node, known: fn(&Knowledge, &str) -> bool) -> Option<String> {
         let written = self.path(base);
         let written = written.split('<').next().unwrap_or(&written);
         let namespaces = &self.scope[..self.scope.len().saturating_sub(1)];
@@ -842,7 +845,34 @@ impl<'a> Walker<'a> {
                 path.push_str(written);
                 path
             })
-            .find(|path| self.k.native_owned_bases.contains(path))
+            .find(|path| known(self.k, path))
+    }
+
+    /// Overrides of a library base's virtual methods that the library or the C++ runtime calls
+    /// in any GIL state (the knowledge's `library_virtuals`: `std::streambuf::sync`, run by any
+    /// `std::cout <<`) are entry points entered released.
+    fn library_virtual_overrides(&mut self, bases: &[Node]) {
+        let class = self.scope.join("::");
+        let known = |k: &Knowledge, path: &str| k.library_virtuals.contains_key(path);
+        let matched: Vec<(Node, String)> = bases
+            .iter()
+            .filter_map(|b| self.library_base(*b, known).map(|base| (*b, base)))
+            .collect();
+        for (node, base) in matched {
+            for method in self.k.library_virtuals[&base].clone() {
+                let target = CallTarget::Named {
+                    path: format!("{class}::{method}").into(),
+                    receiver: Receiver::None,
+                };
+                let why = format!(
+                    "`{}` overrides `{base}::{method}`, which is called on any thread, with or \
+                     without the GIL",
+                    last_segment(&class)
+                );
+                let at = span(node);
+                self.push_binding(method, at, target, Some((at, why)));
+            }
+        }
     }
 
     /// A class deriving from a library base that the library frees on whichever thread drops it
@@ -2404,6 +2434,11 @@ impl<'a> Walker<'a> {
     /// What a call to a function declared in sight returns (`GetEngine()`).
     fn returned_type(&self, call: Node) -> Option<String> {
         let callee = call.child_by_field_name("function")?;
+        // `reinterpret_borrow<py::function>(h)`: its template argument.
+        if self.names(&self.k.typed_calls, &self.path(callee)) {
+            let argument = find_kind(callee, "template_argument_list")?.named_child(0)?;
+            return self.declared_type(argument.child_by_field_name("type").unwrap_or(argument));
+        }
         if !matches!(callee.kind(), "identifier" | "qualified_identifier") {
             return None;
         }
