@@ -304,7 +304,9 @@ fn fits(model: &FileModel, text: &str) -> bool {
                 (*call as usize) < f.calls.len()
                     && match note {
                         CallNote::PassedTo(call, _) => (*call as usize) < f.calls.len(),
-                        CallNote::Spawns(_) | CallNote::Unpublished => true,
+                        CallNote::Spawns(_)
+                        | CallNote::Unpublished
+                        | CallNote::ArgumentTypes(_) => true,
                     }
             })
             && f.py_uses.iter().all(|u| span(&u.span))

@@ -177,6 +177,11 @@ struct BindingsSection {
     /// destructor of a class deriving from one is an entry point entered with the GIL released.
     #[serde(default)]
     native_owned_bases: Vec<String>,
+    /// C++ library base classes (-> method names) whose virtual methods the library or the C++
+    /// runtime calls on any thread, in any GIL state (`std::streambuf::sync`, run by any
+    /// `std::cout <<`): an override is an entry point entered with the GIL released.
+    #[serde(default)]
+    library_virtuals: BTreeMap<String, Vec<String>>,
     call_guard: Option<String>,
 }
 
@@ -229,6 +234,10 @@ struct ConstructionSection {
     /// `v.push_back(x)`: methods that add an element made from their arguments to a sequence.
     #[serde(default)]
     container_add_methods: Vec<String>,
+    /// `py::reinterpret_borrow<py::function>(h)`: calls that return their first template
+    /// argument, which types `auto f = ...`.
+    #[serde(default)]
+    typed_calls: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -327,7 +336,11 @@ pub struct Knowledge {
     pub callback_fields: HashSet<String>,
     /// Qualified library base classes whose derived objects are destroyed without the GIL.
     pub native_owned_bases: HashSet<String>,
+    /// Qualified library base classes -> their methods called in any GIL state.
+    pub library_virtuals: std::collections::HashMap<String, Vec<String>>,
     pub constructing_calls: NameSet,
+    /// Calls that return their first template argument (`reinterpret_borrow<T>`).
+    pub typed_calls: NameSet,
     pub call_guards: NameSet,
     pub once_calls: NameSet,
     pub static_locals: bool,
@@ -461,10 +474,16 @@ impl Knowledge {
             .extend(b.callback_fields.iter().cloned());
         self.native_owned_bases
             .extend(b.native_owned_bases.iter().cloned());
+        self.library_virtuals.extend(
+            b.library_virtuals
+                .iter()
+                .map(|(base, methods)| (base.clone(), methods.clone())),
+        );
         self.constructing_calls
             .extend(&file.construction.calls, &[]);
         self.container_add_methods
             .extend(file.construction.container_add_methods.iter().cloned());
+        self.typed_calls.extend(&file.construction.typed_calls, ns);
         if let Some(guard) = &b.call_guard {
             self.call_guards.extend(std::slice::from_ref(guard), ns);
         }

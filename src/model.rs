@@ -138,6 +138,9 @@ pub struct Function {
     pub wraps_python: bool,
     /// How many arguments a call may pass: `(required, maximum)`, no maximum when variadic.
     pub arity: (u32, Option<u32>),
+    /// The declared type of each parameter, by position, as [`type_name`] writes it (`None`
+    /// where not written plainly): chooses among overloads that take as many arguments.
+    pub param_types: ThinVec<Option<Box<str>>>,
     /// The name (or, for a lambda, its introducer), for labels.
     pub span: Span,
     // Thin vectors (one pointer, length and capacity on the heap): most of a program's functions
@@ -173,6 +176,16 @@ pub enum CallNote {
     /// local `T x(...)`) and has given to no one before the call: no other thread can hold or
     /// wait for the locks that are its fields (see [`LockRegion::member`]) while the callee runs.
     Unpublished,
+    /// The declared types of the arguments, by position, as [`type_name`] writes them (`None`
+    /// for an argument whose type is not in sight); only on calls with some type known.
+    ArgumentTypes(ThinVec<Option<Box<str>>>),
+}
+
+/// A declared type as overloads are told apart by it: its last path segment without template
+/// arguments (`std::vector<std::pair<A, B>>` is `vector`, `ns::State` is `State`).
+pub fn type_name(declared: &str) -> &str {
+    let path = declared.split('<').next().unwrap_or(declared);
+    path.rsplit("::").next().unwrap_or(path).trim()
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -648,6 +661,7 @@ impl Function {
             framework: false,
             wraps_python: false,
             arity: (0, Some(0)),
+            param_types: ThinVec::new(),
             span,
             calls: ThinVec::new(),
             call_notes: ThinVec::new(),
@@ -684,11 +698,30 @@ impl Function {
             .map(|(_, note)| note)
     }
 
+    /// See [`CallNote::ArgumentTypes`]: empty when no argument's type is known.
+    pub fn argument_types(&self, call: usize) -> &[Option<Box<str>>] {
+        self.notes(call)
+            .find_map(|note| match note {
+                CallNote::ArgumentTypes(types) => Some(types.as_slice()),
+                CallNote::PassedTo(..) | CallNote::Spawns(_) | CallNote::Unpublished => None,
+            })
+            .unwrap_or(&[])
+    }
+
+    /// Whether a parameter's declared type differs from the known type of the argument passed
+    /// in its place.
+    pub fn conflicts_with(&self, argument_types: &[Option<Box<str>>]) -> bool {
+        argument_types
+            .iter()
+            .zip(&self.param_types)
+            .any(|pair| matches!(pair, (Some(argument), Some(param)) if argument != param))
+    }
+
     /// See [`CallNote::PassedTo`].
     pub fn passed_to(&self, call: usize) -> Option<(u32, u32)> {
         self.notes(call).find_map(|note| match note {
             CallNote::PassedTo(outer, index) => Some((*outer, *index)),
-            CallNote::Spawns(_) | CallNote::Unpublished => None,
+            CallNote::Spawns(_) | CallNote::Unpublished | CallNote::ArgumentTypes(_) => None,
         })
     }
 
@@ -696,7 +729,7 @@ impl Function {
     pub fn spawns(&self, call: usize) -> Option<&str> {
         self.notes(call).find_map(|note| match note {
             CallNote::Spawns(thread) => Some(&**thread),
-            CallNote::PassedTo(..) | CallNote::Unpublished => None,
+            CallNote::PassedTo(..) | CallNote::Unpublished | CallNote::ArgumentTypes(_) => None,
         })
     }
 

@@ -71,13 +71,19 @@ impl CallGraph {
             .map(|f| {
                 let scope = Scope::of_function(f, program.file(f.span.file).language);
                 let mut calls = Resolved::default();
-                for c in &f.calls {
+                for (call, c) in f.calls.iter().enumerate() {
                     let (callees, guessed) = match c.target {
                         CallTarget::Direct(id) => (vec![id], false),
                         // Resolved once every call is: see `route_passed_lambdas`.
                         CallTarget::Param(_) => (Vec::new(), false),
                         CallTarget::Named { .. } => {
-                            let found = judge_call(&index, scope, &c.target, Some(c.args));
+                            let found = judge_call(
+                                &index,
+                                scope,
+                                &c.target,
+                                Some(c.args),
+                                f.argument_types(call),
+                            );
                             (found.callees, found.guessed)
                         }
                     };

@@ -130,15 +130,17 @@ pub(crate) fn resolve_call<L: Lookup>(
     target: &CallTarget,
     args: Option<u32>,
 ) -> Vec<L::Id> {
-    judge_call(lookup, caller, target, args).callees
+    judge_call(lookup, caller, target, args, &[]).callees
 }
 
-/// [`resolve_call`], saying whether the answer is a guess.
+/// [`resolve_call`], saying whether the answer is a guess; `argument_types` (see
+/// [`crate::model::CallNote::ArgumentTypes`]) choose among overloads of one arity.
 pub(crate) fn judge_call<L: Lookup>(
     lookup: &L,
     caller: Scope,
     target: &CallTarget,
     args: Option<u32>,
+    argument_types: &[Option<Box<str>>],
 ) -> Resolution<L::Id> {
     let CallTarget::Named { path, receiver } = target else {
         return Resolution {
@@ -164,7 +166,30 @@ pub(crate) fn judge_call<L: Lookup>(
     } else {
         fitting
     };
-    Resolution { callees, guessed }
+    Resolution {
+        callees: by_argument_types(lookup, callees, argument_types),
+        guessed,
+    }
+}
+
+/// Of overloads that take as many arguments, those whose parameter types do not conflict with
+/// the known argument types, when some do: `History(player, aoh)` with a `std::vector aoh` is
+/// not `History(Player, const State &)`. An exact match is what C++ picks over a conversion;
+/// when every candidate conflicts (a derived class passed as its base), all are kept.
+fn by_argument_types<L: Lookup>(
+    lookup: &L,
+    callees: Vec<L::Id>,
+    argument_types: &[Option<Box<str>>],
+) -> Vec<L::Id> {
+    if callees.len() < 2 || argument_types.is_empty() {
+        return callees;
+    }
+    let fitting: Vec<L::Id> = callees
+        .iter()
+        .copied()
+        .filter(|&id| !lookup.function(id).conflicts_with(argument_types))
+        .collect();
+    if fitting.is_empty() { callees } else { fitting }
 }
 
 fn resolve<L: Lookup>(

@@ -46,7 +46,8 @@ impl Seeds {
         .chain(knowledge.entry_macros.keys().map(String::as_str))
         .chain(knowledge.callback_registrations.keys().map(String::as_str))
         .chain(knowledge.callback_fields.iter().map(|f| last_segment(f)))
-        .chain(knowledge.native_owned_bases.iter().map(|b| last_segment(b)));
+        .chain(knowledge.native_owned_bases.iter().map(|b| last_segment(b)))
+        .chain(knowledge.library_virtuals.keys().map(|b| last_segment(b)));
         let rust = [
             &knowledge.rust.function_attributes,
             &knowledge.rust.impl_attributes,

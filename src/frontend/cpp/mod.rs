@@ -9,12 +9,14 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use std::ops::ControlFlow;
 
+use thin_vec::ThinVec;
 use tree_sitter::{Node, ParseOptions, Parser};
 
 use crate::knowledge::{Knowledge, ProjectMacro};
 use crate::model::{
     Binding, CallNote, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState,
     GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span, last_segment,
+    type_name,
 };
 
 pub use prepass::neutralise;
@@ -600,9 +602,11 @@ impl<'a> Walker<'a> {
                         }
                     }
                 }
-                if let Some(base) = base_nodes.iter().find_map(|b| self.native_owned_base(*b)) {
+                let owned = |k: &Knowledge, path: &str| k.native_owned_bases.contains(path);
+                if let Some(base) = base_nodes.iter().find_map(|b| self.library_base(*b, owned)) {
                     self.native_owned.insert(self.scope.join("::"), base);
                 }
+                self.library_virtual_overrides(&base_nodes);
                 self.visit_children(body);
                 self.native_owned_destructor(name, body);
                 self.scope.truncate(depth);
@@ -824,9 +828,10 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// The knowledge's library base that `base`, written in a base clause of the class being
-    /// walked, names: a name written relative to an enclosing namespace counts.
-    fn native_owned_base(&self, base: Node) -> Option<String> {
+    /// The library base, by its qualified name, that `base` (written in a base clause of the class
+    /// being walked) names, when `known` to the knowledge: a name written relative to an enclosing
+    /// namespace counts.
+    fn library_base(&self, base: Node, known: fn(&Knowledge, &str) -> bool) -> Option<String> {
         let written = self.path(base);
         let written = written.split('<').next().unwrap_or(&written);
         let namespaces = &self.scope[..self.scope.len().saturating_sub(1)];
@@ -840,7 +845,34 @@ impl<'a> Walker<'a> {
                 path.push_str(written);
                 path
             })
-            .find(|path| self.k.native_owned_bases.contains(path))
+            .find(|path| known(self.k, path))
+    }
+
+    /// Overrides of a library base's virtual methods that the library or the C++ runtime calls
+    /// in any GIL state (the knowledge's `library_virtuals`: `std::streambuf::sync`, run by any
+    /// `std::cout <<`) are entry points entered released.
+    fn library_virtual_overrides(&mut self, bases: &[Node]) {
+        let class = self.scope.join("::");
+        let known = |k: &Knowledge, path: &str| k.library_virtuals.contains_key(path);
+        let matched: Vec<(Node, String)> = bases
+            .iter()
+            .filter_map(|b| self.library_base(*b, known).map(|base| (*b, base)))
+            .collect();
+        for (node, base) in matched {
+            for method in self.k.library_virtuals[&base].clone() {
+                let target = CallTarget::Named {
+                    path: format!("{class}::{method}").into(),
+                    receiver: Receiver::None,
+                };
+                let why = format!(
+                    "`{}` overrides `{base}::{method}`, which is called on any thread, with or \
+                     without the GIL",
+                    last_segment(&class)
+                );
+                let at = span(node);
+                self.push_binding(method, at, target, Some((at, why)));
+            }
+        }
     }
 
     /// A class deriving from a library base that the library frees on whichever thread drops it
@@ -1018,6 +1050,15 @@ impl<'a> Walker<'a> {
         };
         if let Some(parameters) = parameters {
             let mut cursor = parameters.walk();
+            let param_types = parameters
+                .named_children(&mut cursor)
+                .map(|p| {
+                    let ty = self.declared_type(p.child_by_field_name("type")?)?;
+                    Some(type_name(&ty).into())
+                })
+                .collect();
+            self.model.functions[id].param_types = param_types;
+            let mut cursor = parameters.walk();
             for (index, parameter) in parameters.named_children(&mut cursor).enumerate() {
                 let (Some(ty), Some(name)) = (
                     parameter.child_by_field_name("type"),
@@ -1176,19 +1217,27 @@ impl<'a> Walker<'a> {
         arguments: Option<Node>,
         note: Option<CallNote>,
     ) {
-        let args = arguments.map_or(0, |a| {
+        let arguments: Vec<Node> = arguments.map_or_else(Vec::new, |a| {
             let mut cursor = a.walk();
             a.named_children(&mut cursor)
                 .filter(|n| n.kind() != "comment")
-                .count() as u32
+                .collect()
         });
+        let types: ThinVec<Option<Box<str>>> = arguments
+            .iter()
+            .map(|&a| Some(type_name(&self.argument_type(a)?).into()))
+            .collect();
+        let types = types
+            .iter()
+            .any(Option::is_some)
+            .then_some(CallNote::ArgumentTypes(types));
         let site = CallSite {
             span: span(node),
             target,
-            args,
+            args: arguments.len() as u32,
         };
         if let Some(function) = self.function() {
-            function.push_call(site, note);
+            function.push_call(site, note.into_iter().chain(types));
         }
     }
 
@@ -2385,6 +2434,11 @@ impl<'a> Walker<'a> {
     /// What a call to a function declared in sight returns (`GetEngine()`).
     fn returned_type(&self, call: Node) -> Option<String> {
         let callee = call.child_by_field_name("function")?;
+        // `reinterpret_borrow<py::function>(h)`: its template argument.
+        if self.names(&self.k.typed_calls, &self.path(callee)) {
+            let argument = find_kind(callee, "template_argument_list")?.named_child(0)?;
+            return self.declared_type(argument.child_by_field_name("type").unwrap_or(argument));
+        }
         if !matches!(callee.kind(), "identifier" | "qualified_identifier") {
             return None;
         }
@@ -2492,11 +2546,27 @@ impl<'a> Walker<'a> {
             }
             _ => return None,
         };
+        self.variable_type(name)
+    }
+
+    /// The declared type of a variable in sight: a parameter, a local or a global.
+    fn variable_type(&self, name: &str) -> Option<String> {
         self.frames
             .last()
             .and_then(|f| f.types.get(name))
             .or_else(|| self.global_types.get(name))
             .cloned()
+    }
+
+    /// The declared type of a call's argument, for choosing among overloads.
+    fn argument_type(&self, argument: Node) -> Option<String> {
+        match argument.kind() {
+            // `T x(a, b)` read as a function declaration: each argument is a parameter's type.
+            "parameter_declaration" if argument.child_by_field_name("declarator").is_none() => {
+                self.variable_type(self.text(argument.child_by_field_name("type")?))
+            }
+            _ => self.type_of(argument),
+        }
     }
 
     fn visit_declaration(&mut self, node: Node) {
