@@ -134,7 +134,8 @@ struct CheckArgs {
     no_prefilter: bool,
     /// Keep no cache of what is made of each file between runs (default: `.gil-lint-cache/` at
     /// the project root, or `cache = false` in the configuration).
-    #[arg(long, env = "GIL_LINT_NO_CACHE")]
+    /// (`GIL_LINT_NO_CACHE` set to anything but an empty or false value, as `1` or `yes`.)
+    #[arg(long, env = "GIL_LINT_NO_CACHE", value_parser = clap::builder::FalseyValueParser::new())]
     no_cache: bool,
     /// Keep the cache in DIR instead of `.gil-lint-cache/` at the project root.
     #[arg(

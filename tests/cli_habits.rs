@@ -428,3 +428,33 @@ fn a_report_file_is_written_on_findings_and_not_on_an_error() {
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(log["runs"][0]["results"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn no_cache_from_the_environment_takes_the_usual_spellings() {
+    for (value, cached) in [
+        ("1", false),
+        ("yes", false),
+        ("true", false),
+        ("0", true),
+        ("false", true),
+    ] {
+        let (_dir, project) = seed_project();
+        let output = run_with(
+            &project,
+            &["check", "--project", "."],
+            &[("GIL_LINT_NO_CACHE", value)],
+            b"",
+        );
+        assert_ne!(
+            output.status.code(),
+            Some(2),
+            "{value}: {}",
+            stderr(&output)
+        );
+        assert_eq!(
+            project.join(".gil-lint-cache").exists(),
+            cached,
+            "GIL_LINT_NO_CACHE={value}"
+        );
+    }
+}
