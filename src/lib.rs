@@ -342,7 +342,9 @@ pub fn analyse_files_opts(
                 .map(|text| (text, false)),
         }
         .and_then(|(text, keep_text)| {
-            let key = options.cache.map(|cache| (cache, Key::new(path, *language, &text)));
+            let key = options
+                .cache
+                .map(|cache| (cache, Key::new(path, *language, &text)));
             if key.is_some_and(|(_, key)| Some(key) != keys[i]) {
                 stale.store(true, Ordering::Relaxed);
             }
@@ -508,7 +510,9 @@ impl Outcome {
         // Indices of files read, in ascending order.
         let read = |indices: &[usize]| {
             indices.windows(2).all(|w| w[0] < w[1])
-                && indices.iter().all(|&i| texts.get(i).is_some_and(Result::is_ok))
+                && indices
+                    .iter()
+                    .all(|&i| texts.get(i).is_some_and(Result::is_ok))
         };
         if !read(&self.failed.iter().map(|(i, _)| *i).collect::<Vec<_>>())
             || !read(&self.suppressions)
@@ -729,13 +733,22 @@ mod tests {
         let span = |file, start, end| Span { file, start, end };
         let missing = lints::find("missing-gil").expect("a rule").id;
         assert!(outcome(missing, span(1, 0, 3)).fits(&texts()));
-        assert!(!outcome(missing, span(1, 0, 2)).fits(&texts()), "not a boundary");
-        assert!(!outcome(missing, span(1, 0, 4)).fits(&texts()), "past the end");
+        assert!(
+            !outcome(missing, span(1, 0, 2)).fits(&texts()),
+            "not a boundary"
+        );
+        assert!(
+            !outcome(missing, span(1, 0, 4)).fits(&texts()),
+            "past the end"
+        );
         assert!(!outcome(missing, span(2, 0, 0)).fits(&texts()), "no file 2");
         assert!(!outcome("no-such-rule", span(0, 0, 1)).fits(&texts()));
         let mut unread = texts();
         unread[2] = Err("c: cannot be read".into());
-        assert!(!outcome(missing, span(0, 0, 1)).fits(&unread), "suppressions in c");
+        assert!(
+            !outcome(missing, span(0, 0, 1)).fits(&unread),
+            "suppressions in c"
+        );
         let mut disordered = outcome(missing, span(0, 0, 1));
         disordered.failed.push((0, String::new()));
         assert!(!disordered.fits(&texts()));

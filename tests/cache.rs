@@ -203,7 +203,9 @@ fn forget_outcomes(cache: &Path) {
         .filter(|e| e.extension().is_some_and(|x| x == "result"))
         .collect();
     assert!(!outcomes.is_empty(), "a run keeps its outcome");
-    outcomes.iter().for_each(|e| std::fs::remove_file(e).unwrap());
+    outcomes
+        .iter()
+        .for_each(|e| std::fs::remove_file(e).unwrap());
 }
 
 #[test]
