@@ -1489,6 +1489,13 @@ impl<'a> Walker<'a> {
                 Some(Local::Lambda(id)) => self.add_call(callee, CallTarget::Direct(id)),
                 Some(Local::Param(index)) => self.add_call(callee, CallTarget::Param(index)),
                 None => {
+                    // `::f()` names the global `f`, never a member or a namespace's `f` in
+                    // scope: kept as written for the resolver.
+                    let path = if self.text(callee).trim_start().starts_with("::") {
+                        format!("::{path}")
+                    } else {
+                        path
+                    };
                     let target = CallTarget::Named {
                         path: path.into(),
                         receiver: Receiver::None,
@@ -2373,11 +2380,14 @@ impl<'a> Walker<'a> {
 
     /// A class field's type, for calls on it and for calling it when it is a Python callable.
     fn record_field(&mut self, field: Node) {
+        let declarator = field.child_by_field_name("declarator");
+        // `py::object name() const;` (or `&name()`) declares a method, not a field of that type.
+        if declarator.is_some_and(|d| find_kind(d, "function_declarator").is_some()) {
+            return;
+        }
         let (Some(ty), Some(name)) = (
             field.child_by_field_name("type"),
-            field
-                .child_by_field_name("declarator")
-                .and_then(declared_name),
+            declarator.and_then(declared_name),
         ) else {
             return;
         };
