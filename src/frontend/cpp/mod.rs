@@ -603,8 +603,14 @@ impl<'a> Walker<'a> {
                     }
                 }
                 let owned = |k: &Knowledge, path: &str| k.native_owned_bases.contains(path);
-                if let Some(base) = base_nodes.iter().find_map(|b| self.library_base(*b, owned)) {
-                    self.native_owned.insert(self.scope.join("::"), base);
+                let class = self.scope.join("::");
+                // The library's own class (`nanobind::ndarray`, in the library's source) too.
+                let base = base_nodes
+                    .iter()
+                    .find_map(|b| self.library_base(*b, owned))
+                    .or_else(|| owned(self.k, &class).then(|| class.clone()));
+                if let Some(base) = base {
+                    self.native_owned.insert(class, base);
                 }
                 self.library_virtual_overrides(&base_nodes);
                 self.visit_children(body);
@@ -926,10 +932,17 @@ impl<'a> Walker<'a> {
             self.destroyed_after(id, owned, None);
             CallTarget::Direct(id)
         };
-        let why = format!(
-            "`{short}` derives from `{base}`, which its library frees on whichever thread drops \
-             it last: `{destructor}` runs without the GIL"
-        );
+        let why = if base == class {
+            format!(
+                "its library frees a `{short}` on whichever thread drops it last: `{destructor}` \
+                 runs without the GIL"
+            )
+        } else {
+            format!(
+                "`{short}` derives from `{base}`, which its library frees on whichever thread \
+                 drops it last: `{destructor}` runs without the GIL"
+            )
+        };
         self.push_binding(destructor, span(name), target, Some((span(name), why)));
     }
 
@@ -2657,13 +2670,13 @@ impl<'a> Walker<'a> {
                     self.add_py_use(declarator, format!("a `{shown}` is constructed"), false);
                 } else if !self.names(&self.k.lock_guard_types, &ty_path) {
                     // `T x(a)` (which the grammar may read as a function declaration) or
-                    // `T x{a}`.
+                    // `T x{a}`; `T x;` runs the default constructor.
                     let arguments = match declarator.kind() {
                         "function_declarator" => declarator.child_by_field_name("parameters"),
                         _ => value
                             .filter(|v| matches!(v.kind(), "argument_list" | "initializer_list")),
                     };
-                    if arguments.is_some() {
+                    if arguments.is_some() || declarator.kind() == "identifier" {
                         self.construct(ty, arguments);
                     }
                 }
