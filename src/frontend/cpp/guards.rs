@@ -269,9 +269,7 @@ impl<'a> Scanner<'a> {
                 }
                 (_, Token::Punct(b'{')) => {
                     let (name, class, block) = match head.take() {
-                        Some((names, class)) => {
-                            (names.last().map(|n| n.to_string()), class, false)
-                        }
+                        Some((names, class)) => (names.last().map(|n| n.to_string()), class, false),
                         None => (None, false, true),
                     };
                     opens.push(Open { name, class, block });
@@ -327,20 +325,32 @@ impl<'a> Scanner<'a> {
             if in_class != Some(name) || !self.punct(i + 2, b'(') {
                 return None;
             }
-            (Self::qualified(&opens[..outside], name), Kind::Destructor, i + 2)
+            (
+                Self::qualified(&opens[..outside], name),
+                Kind::Destructor,
+                i + 2,
+            )
         } else {
             let (path, after) = self.path(i)?;
             let (owner, name) = path.rsplit_once("::").unwrap_or(("", &path));
             if self.punct(after, b'(') {
                 if owner.is_empty() && in_class == Some(name) {
-                    (Self::qualified(&opens[..outside], name), Kind::Constructor, after)
+                    (
+                        Self::qualified(&opens[..outside], name),
+                        Kind::Constructor,
+                        after,
+                    )
                 } else if !owner.is_empty() && last(owner) == name {
                     (Self::qualified(opens, owner), Kind::Constructor, after)
                 } else if let Some(class) = in_class.filter(|_| owner.is_empty()) {
                     let class = Self::qualified(&opens[..outside], class);
                     (class, Kind::Method(name.to_string()), after)
                 } else if !owner.is_empty() && at_namespace_scope {
-                    (Self::qualified(opens, owner), Kind::Method(name.to_string()), after)
+                    (
+                        Self::qualified(opens, owner),
+                        Kind::Method(name.to_string()),
+                        after,
+                    )
                 } else {
                     return None;
                 }
@@ -379,7 +389,10 @@ impl<'a> Scanner<'a> {
     fn method_body_end(&self, parameters: usize) -> Option<usize> {
         let mut i = self.close(parameters) + 1;
         while let Some(word) = self.ident(i) {
-            if !matches!(word, "const" | "noexcept" | "override" | "final" | "volatile") {
+            if !matches!(
+                word,
+                "const" | "noexcept" | "override" | "final" | "volatile"
+            ) {
                 return None;
             }
             i += 1;
@@ -558,7 +571,8 @@ mod tests {
                       void acquire() { if (!held_) { s_ = PyGILState_Ensure(); held_ = true; } }\n\
                       void release();\n\
                       bool held_; PyGILState_STATE s_; }; }";
-        let source = "namespace a { void Acquire::release() { if (held_) PyGILState_Release(s_); } }";
+        let source =
+            "namespace a { void Acquire::release() { if (held_) PyGILState_Release(s_); } }";
         assert_eq!(
             guards(&[header, source]),
             [
