@@ -1819,52 +1819,77 @@ impl<'a> Walker<'a> {
             return false;
         }
         // `def(py::init(...))` binds a constructor: the callable is inside the first argument.
-        let (name, callables) = if first.kind() == "string_literal" {
+        // `def(py::pickle(get, set))` binds two, walked in place of the wrapper's call.
+        let mut walked = args.to_vec();
+        // `def("name"` or `def(py::pickle`: what a label shows of the registration.
+        let mut head_end = first.end_byte();
+        let callables: Vec<(String, Node)> = if first.kind() == "string_literal" {
             let count = if self.k.property_methods.contains(method) {
                 2
             } else {
                 1
             };
             let name = string_content(self.text(*first));
-            (name, rest.iter().take(count).copied().collect::<Vec<_>>())
+            rest.iter()
+                .take(count)
+                .map(|c| (name.clone(), *c))
+                .collect()
         } else if first.kind() == "call_expression" {
-            ("__init__".to_string(), vec![*first])
+            let function = first.child_by_field_name("function");
+            let callee = function.map(|f| self.path(f)).unwrap_or_default();
+            match first
+                .child_by_field_name("arguments")
+                .filter(|_| self.k.pickle_wrappers.contains(last_segment(&callee)))
+            {
+                Some(arguments) => {
+                    let mut cursor = arguments.walk();
+                    let pair: Vec<Node> = arguments.named_children(&mut cursor).take(2).collect();
+                    walked.splice(0..1, pair.iter().copied());
+                    head_end = function.map_or(head_end, |f| f.end_byte());
+                    ["__getstate__", "__setstate__"]
+                        .into_iter()
+                        .map(String::from)
+                        .zip(pair)
+                        .collect()
+                }
+                None => vec![("__init__".to_string(), *first)],
+            }
         } else {
             return false;
         };
-        let name = match receiver.and_then(|r| self.class_name(r)) {
+        let class = receiver.and_then(|r| self.class_name(r));
+        let qualify = |name: &str| match &class {
             Some(class) => format!("{class}.{name}"),
-            None => name,
+            None => name.to_string(),
         };
-        let guard = args
-            .iter()
-            .find_map(|arg| self.release_call_guard(*arg))
-            .map(|(at, text)| {
-                (
-                    at,
-                    format!("`{name}` is bound with `{text}`: the GIL is released on entry"),
-                )
-            });
-        // `def("name"`: the method and the name, without the rest of a multi-line call.
+        let release_guard = args.iter().find_map(|arg| self.release_call_guard(*arg));
+        // The method and the name, without the rest of a multi-line call.
         let registration = Span {
             file: 0,
             start: field.start_byte() as u32,
-            end: first.end_byte() as u32,
+            end: head_end as u32,
         };
         let bound = receiver.and_then(|r| self.bound_class(r));
         if let Some(receiver) = receiver {
             self.visit(receiver);
         }
-        for arg in args {
-            if !callables.iter().any(|c| c.id() == arg.id()) {
-                self.visit(*arg);
-                continue;
-            }
-            let Some(target) = self.binding_target(*arg, bound.as_deref()) else {
-                self.visit(*arg);
+        for arg in walked {
+            let Some((name, _)) = callables.iter().find(|(_, c)| c.id() == arg.id()) else {
+                self.visit(arg);
                 continue;
             };
-            self.push_binding(name.clone(), registration, target, guard.clone());
+            let Some(target) = self.binding_target(arg, bound.as_deref()) else {
+                self.visit(arg);
+                continue;
+            };
+            let name = qualify(name);
+            let guard = release_guard.clone().map(|(at, text)| {
+                (
+                    at,
+                    format!("`{name}` is bound with `{text}`: the GIL is released on entry"),
+                )
+            });
+            self.push_binding(name, registration, target, guard);
         }
         true
     }
