@@ -1370,7 +1370,18 @@ impl<'a> Walker<'a> {
     fn add_gil_switch(&mut self, node: Node, to: GilState, what: String) {
         // A call's arguments are evaluated before it switches: `NPY_BEGIN_THREADS_THRESHOLDED(
         // PyArray_Size(a))` reads the array while the GIL is still held.
-        let scope = node.end_byte() as u32..self.block_end();
+        // A guard declared in `if (Guard g; cond)` or `for (Guard g; ...)` ends with the statement.
+        let mut parent = node.parent().filter(|_| node.kind() == "declaration");
+        if let Some(p) = parent.filter(|p| p.kind() == "init_statement") {
+            parent = p.parent();
+        }
+        let statement = match parent {
+            Some(p) if p.kind() == "condition_clause" => p.parent(),
+            Some(p) if p.kind() == "for_statement" => Some(p),
+            _ => None,
+        };
+        let end = statement.map_or_else(|| self.block_end(), |s| s.end_byte() as u32);
+        let scope = node.end_byte() as u32..end;
         let switch = GilSwitch {
             span: span(node),
             to,
