@@ -636,6 +636,18 @@ impl<'a> Walker<'a> {
                     frame.block_ends.pop();
                 }
             }
+            // `if (Guard g; cond)`: what the condition declares lives to the end of the `if`
+            // statement (its `else` included), not to the end of the enclosing block.
+            "condition_clause" => {
+                let end = node.parent().unwrap_or(node).end_byte() as u32;
+                if let Some(frame) = self.frame() {
+                    frame.block_ends.push(end);
+                }
+                self.visit_children(node);
+                if let Some(frame) = self.frame() {
+                    frame.block_ends.pop();
+                }
+            }
             "call_expression" => self.visit_call(node),
             "identifier" => self.use_local(node),
             "expression_statement" if node.named_child_count() == 1 => {
