@@ -837,7 +837,44 @@ impl<'a> Walker<'a> {
             } else {
                 self.destroyed_after_body(id, &name, owned, body);
             }
+        } else {
+            self.acquiring_entry(id, &name, body);
         }
+    }
+
+    /// A function that takes the GIL for its whole body, before any Python use or call, is made
+    /// to be called without it: by generated glue code (Cython, a C API), another library or a
+    /// native thread, none of which need be in sight. It is an entry point entered with the GIL
+    /// released, so the waits it makes holding the GIL are seen even when nothing here calls it.
+    fn acquiring_entry(&mut self, id: FnId, name: &str, body: Node) {
+        let f = &self.model.functions[id];
+        if f.framework {
+            return;
+        }
+        let Some(acquire) = f
+            .gil_switches
+            .iter()
+            .find(|s| s.to == GilState::Held && s.scope.end == body.end_byte() as u32)
+            .map(|s| s.span)
+        else {
+            return;
+        };
+        let before = |at: &Span| at.start < acquire.start;
+        if f.py_uses.iter().any(|u| before(&u.span)) || f.calls.iter().any(|c| before(&c.span)) {
+            return;
+        }
+        self.model.bindings.push(Binding {
+            name: name.to_string(),
+            span: span(body),
+            scope: self.shared_scope.get(&self.scope),
+            usings: self.shared_usings.get(&self.usings),
+            target: CallTarget::Direct(id),
+            entry: GilState::Released,
+            guard: Some((
+                acquire,
+                format!("`{name}` takes the GIL for its whole body, so it is called without it"),
+            )),
+        });
     }
 
     /// The library base, by its qualified name, that `base` (written in a base clause of the class
