@@ -25,6 +25,11 @@ use crate::model::{
 
 pub type LockId = usize;
 
+/// A path follows at most this many guessed calls. Each guess may invent the path, and two
+/// compound: on the real-code ledger, findings whose best path needed two guesses or more were
+/// nearly all false.
+const MAX_GUESSES_PER_PATH: usize = 1;
+
 /// A function entered in a GIL state with a set of locks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Node {
@@ -256,6 +261,8 @@ impl Builder<'_> {
         // search per number of guesses), so that its path shows no guess when it has one without,
         // and one guess rather than two: each guess may invent the path.
         let mut deferred = Vec::new();
+        // The guessed calls on the paths of the nodes being visited.
+        let mut guesses = 0;
         loop {
             while let Some(node) = queue.pop_front() {
                 order.push(node);
@@ -304,7 +311,9 @@ impl Builder<'_> {
                                 || node.unpublished && on_this,
                         };
                         if self.graph.guessed(node.function, call) {
-                            deferred.push((next, node, call));
+                            if guesses < MAX_GUESSES_PER_PATH {
+                                deferred.push((next, node, call));
+                            }
                         } else if let Entry::Vacant(entry) = preds.entry(next) {
                             entry.insert(Pred::Call {
                                 caller: node,
@@ -319,6 +328,7 @@ impl Builder<'_> {
             if deferred.is_empty() {
                 break;
             }
+            guesses += 1;
             for (next, caller, call) in std::mem::take(&mut deferred) {
                 if let Entry::Vacant(entry) = preds.entry(next) {
                     entry.insert(Pred::Call {

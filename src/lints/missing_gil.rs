@@ -263,6 +263,18 @@ mod tests {
     }
 
     #[test]
+    fn a_path_follows_at_most_one_guessed_call() {
+        // `early` reaches `Sink::put` only through two guesses.
+        let text = cpp(&format!(
+            "{GUESSES}void early(auto& x, auto& y) {{ x.first(y); }}\n\
+             PYBIND11_MODULE(m, mod) {{\n\
+               mod.def(\"early\", &early, py::call_guard<py::gil_scoped_release>());\n\
+             }}\n"
+        ));
+        assert_eq!(findings(&[("ext.cpp", &text)]), []);
+    }
+
+    #[test]
     fn of_bindings_the_one_whose_path_has_fewest_guesses_is_shown() {
         // As above, with the first binding's path two guesses long and the second's one.
         let two = cpp(&format!(
