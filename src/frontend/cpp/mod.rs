@@ -877,18 +877,13 @@ impl<'a> Walker<'a> {
         if f.py_uses.iter().any(|u| before(&u.span)) || f.calls.iter().any(|c| before(&c.span)) {
             return;
         }
-        self.model.bindings.push(Binding {
-            name: name.to_string(),
-            span: span(body),
-            scope: self.shared_scope.get(&self.scope),
-            usings: self.shared_usings.get(&self.usings),
-            target: CallTarget::Direct(id),
-            entry: GilState::Released,
-            guard: Some((
-                acquire,
-                format!("`{name}` takes the GIL for its whole body, so it is called without it"),
-            )),
-        });
+        let why = format!("`{name}` takes the GIL for its whole body, so it is called without it");
+        self.push_binding(
+            name.to_string(),
+            span(body),
+            CallTarget::Direct(id),
+            Some((acquire, why)),
+        );
     }
 
     /// The library base, by its qualified name, that `base` (written in a base clause of the class
@@ -1033,18 +1028,15 @@ impl<'a> Walker<'a> {
             return;
         };
         self.destroyed_after(id, owned, Some(body));
-        self.model.bindings.push(Binding {
-            name: name.to_string(),
-            span: span(body),
-            scope: self.shared_scope.get(&self.scope),
-            usings: self.shared_usings.get(&self.usings),
-            target: CallTarget::Direct(id),
-            entry: GilState::Released,
-            guard: Some((
-                acquire,
-                format!("`{name}` takes the GIL for its body only, so it runs where the GIL may be released"),
-            )),
-        });
+        let why = format!(
+            "`{name}` takes the GIL for its body only, so it runs where the GIL may be released"
+        );
+        self.push_binding(
+            name.to_string(),
+            span(body),
+            CallTarget::Direct(id),
+            Some((acquire, why)),
+        );
     }
 
     /// What function `id` owns (`(where, name, what happens)`) is destroyed after its `body`:
