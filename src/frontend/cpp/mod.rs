@@ -642,10 +642,15 @@ impl<'a> Walker<'a> {
                     frame.block_ends.pop();
                 }
             }
-            // `if (Guard g; cond)`: what the condition declares lives to the end of the `if`
-            // statement (its `else` included), not to the end of the enclosing block.
-            "condition_clause" => {
-                let end = node.parent().unwrap_or(node).end_byte() as u32;
+            // `if (Guard g; cond)`, `for (Guard g; ...)`: what the condition or the loop's
+            // initialiser declares lives to the end of the statement (an `else` included), not
+            // to the end of the enclosing block.
+            "condition_clause" | "for_statement" => {
+                let statement = match node.kind() {
+                    "condition_clause" => node.parent().unwrap_or(node),
+                    _ => node,
+                };
+                let end = statement.end_byte() as u32;
                 if let Some(frame) = self.frame() {
                     frame.block_ends.push(end);
                 }
@@ -1419,18 +1424,7 @@ impl<'a> Walker<'a> {
     fn add_gil_switch(&mut self, node: Node, to: GilState, what: String) {
         // A call's arguments are evaluated before it switches: `NPY_BEGIN_THREADS_THRESHOLDED(
         // PyArray_Size(a))` reads the array while the GIL is still held.
-        // A guard declared in `if (Guard g; cond)` or `for (Guard g; ...)` ends with the statement.
-        let mut parent = node.parent().filter(|_| node.kind() == "declaration");
-        if let Some(p) = parent.filter(|p| p.kind() == "init_statement") {
-            parent = p.parent();
-        }
-        let statement = match parent {
-            Some(p) if p.kind() == "condition_clause" => p.parent(),
-            Some(p) if p.kind() == "for_statement" => Some(p),
-            _ => None,
-        };
-        let end = statement.map_or_else(|| self.block_end(), |s| s.end_byte() as u32);
-        let scope = node.end_byte() as u32..end;
+        let scope = node.end_byte() as u32..self.block_end();
         let switch = GilSwitch {
             span: span(node),
             to,
