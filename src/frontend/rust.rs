@@ -47,6 +47,7 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
         returned_types: FxHashMap::default(),
         free_functions: FxHashSet::default(),
         type_aliases: FxHashMap::default(),
+        lock_contents: FxHashMap::default(),
         generic_bounds: Vec::new(),
         frames: Vec::new(),
     };
@@ -251,6 +252,31 @@ const STD_TRAITS: &[&str] = &[
     "IntoPy",
     "ToPyObject",
 ];
+
+/// The type a value of `ty` holds, when `ty` (through the wrappers of [`type_name`]) holds
+/// another: `State` for `Arc<RwLock<Option<State>>>`. A lock's guard is used as one.
+pub(crate) fn content_type_name(ty: &Type) -> Option<String> {
+    match ty {
+        Type::Reference(r) => content_type_name(&r.elem),
+        Type::Paren(p) => content_type_name(&p.elem),
+        Type::Path(p) => {
+            let last = p.path.segments.last()?;
+            let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+                return None;
+            };
+            let inner = args.args.iter().find_map(|a| match a {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })?;
+            if WRAPPER_TYPES.contains(&last.ident.to_string().as_str()) {
+                content_type_name(inner)
+            } else {
+                type_name(inner)
+            }
+        }
+        _ => None,
+    }
+}
 
 /// Types that hold another one (`Arc<T>`, `LazyLock<T>`): a value of theirs is used as a `T`, and
 /// one made by their constructor says nothing of `T`.
@@ -467,6 +493,8 @@ struct Walker<'k> {
     returned_types: FxHashMap<String, String>,
     /// The free functions the file declares: their names passed as values are calls.
     free_functions: FxHashSet<String>,
+    /// What a guard of each lock is used as (see [`CrateTypes::contents`]), by lock name.
+    lock_contents: FxHashMap<String, String>,
     /// `type Tokenizer = TokenizerImpl<..>;`: the alias and the type it names.
     type_aliases: FxHashMap<String, String>,
     /// The generic parameters in scope (of the impl, then of the function) with the first trait
@@ -492,6 +520,7 @@ impl Walker<'_> {
         for (name, ty) in &types.statics {
             self.statics.insert(name.clone(), Static::Typed(ty.clone()));
         }
+        self.lock_contents.extend(types.contents.iter().cloned());
     }
 
     /// Statics and struct fields first: functions use them before or after their declaration.
@@ -501,6 +530,9 @@ impl Walker<'_> {
                 Item::Static(s) => {
                     if let Some(ty) = type_name(&s.ty) {
                         self.statics.insert(s.ident.to_string(), Static::Typed(ty));
+                    }
+                    if let Some(content) = content_type_name(&s.ty) {
+                        self.lock_contents.insert(s.ident.to_string(), content);
                     }
                 }
                 Item::Enum(e) => {
@@ -517,6 +549,12 @@ impl Walker<'_> {
                         self.python_classes.insert(s.ident.to_string());
                     }
                     for field in &s.fields {
+                        if let (Some(name), Some(content)) =
+                            (&field.ident, content_type_name(&field.ty))
+                        {
+                            self.lock_contents
+                                .insert(format!("{}.{name}", s.ident), content);
+                        }
                         if let (Some(name), Some(ty)) = (&field.ident, type_name(&field.ty)) {
                             self.field_types
                                 .entry(name.to_string())
@@ -1127,6 +1165,9 @@ impl Walker<'_> {
                 .or(declared.last())
                 .map(|(_, ty)| ty.clone());
         }
+        if let Some(ty) = self.guard_content_type(receiver) {
+            return Some(ty);
+        }
         let name = receiver_name(receiver)?;
         let frame = self.frames.last();
         frame.and_then(|f| f.types.get(&name).cloned()).or_else(|| {
@@ -1225,6 +1266,45 @@ impl Walker<'_> {
                 self.thread_of(&m.receiver)
             }
             Expr::Try(t) => self.thread_of(&t.expr),
+            _ => None,
+        }
+    }
+
+    /// The type of a lock's guard used as its content (`state.write().unwrap()` is a `State`),
+    /// looking through what passes a value on (`.unwrap()`, `?`, `.as_mut()`).
+    fn guard_content_type(&self, expr: &Expr) -> Option<String> {
+        match expr {
+            Expr::Try(t) => self.guard_content_type(&t.expr),
+            Expr::Paren(p) => self.guard_content_type(&p.expr),
+            Expr::MethodCall(m) => {
+                let method = m.method.to_string();
+                if matches!(
+                    method.as_str(),
+                    "unwrap"
+                        | "expect"
+                        | "map_err"
+                        | "as_mut"
+                        | "as_ref"
+                        | "as_deref"
+                        | "as_deref_mut"
+                ) {
+                    return self.guard_content_type(&m.receiver);
+                }
+                let rust = &self.k.rust;
+                let lock = rust.mutex_methods.contains(&method)
+                    || rust.detached_mutex_methods.contains(&method);
+                let is_mutex = method == "lock"
+                    || self
+                        .type_of(&m.receiver)
+                        .is_some_and(|t| rust.mutex_types.contains(&t));
+                if !(lock && is_mutex) {
+                    return None;
+                }
+                let receiver = receiver_name(&m.receiver)?;
+                self.lock_contents
+                    .get(&self.lock_name(&m.receiver, &receiver))
+                    .cloned()
+            }
             _ => None,
         }
     }
@@ -1701,10 +1781,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         };
         let declared = match &local.pat {
             Pat::Type(t) => type_name(&t.ty),
-            _ => local
-                .init
-                .as_ref()
-                .and_then(|i| constructed_type(&i.expr).or_else(|| self.call_value_type(&i.expr))),
+            _ => local.init.as_ref().and_then(|i| {
+                constructed_type(&i.expr)
+                    .or_else(|| self.call_value_type(&i.expr))
+                    .or_else(|| self.guard_content_type(&i.expr))
+            }),
         };
         if let (Some(ty), Some(name)) = (declared, &name)
             && let Some(frame) = self.frames.last_mut()

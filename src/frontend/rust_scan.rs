@@ -288,7 +288,7 @@ pub fn declared_types(text: &str) -> CrateTypes {
                     }
                 };
                 if body {
-                    struct_fields(text, &mut lexer, &owner, &mut types.fields);
+                    struct_fields(text, &mut lexer, &owner, &mut types);
                 }
             }
             "static" => {
@@ -299,9 +299,11 @@ pub fn declared_types(text: &str) -> CrateTypes {
                     name = lexer.next();
                 }
                 if let (Some(Token::Ident(s, e)), Some(Token::Punct(b':'))) = (name, lexer.next())
-                    && let Some(ty) = type_until(text, &mut lexer, b'=')
+                    && let Some((ty, content)) = type_until(text, &mut lexer, b'=')
                 {
-                    types.statics.push((word(s, e).to_string(), ty));
+                    let name = word(s, e).to_string();
+                    types.contents.extend(content.map(|c| (name.clone(), c)));
+                    types.statics.push((name, ty));
                 }
             }
             _ => {}
@@ -311,12 +313,7 @@ pub fn declared_types(text: &str) -> CrateTypes {
 }
 
 /// The fields of a struct body whose `{` was just read: `name: Type` at the body's top level.
-fn struct_fields(
-    text: &str,
-    lexer: &mut RustLexer,
-    owner: &str,
-    fields: &mut Vec<(String, String, String)>,
-) {
+fn struct_fields(text: &str, lexer: &mut RustLexer, owner: &str, types: &mut CrateTypes) {
     let mut previous: Option<(usize, usize)> = None;
     while let Some(token) = lexer.next() {
         match token {
@@ -325,9 +322,15 @@ fn struct_fields(
             Token::Punct(b'(') => skip_group_from(lexer, 1),
             Token::Punct(b':') => {
                 if let Some((s, e)) = previous.take()
-                    && let Some(ty) = type_until(text, lexer, b',')
+                    && let Some((ty, content)) = type_until(text, lexer, b',')
                 {
-                    fields.push((owner.to_string(), text[s..e].to_string(), ty));
+                    let field = &text[s..e];
+                    types
+                        .contents
+                        .extend(content.map(|c| (format!("{owner}.{field}"), c)));
+                    types
+                        .fields
+                        .push((owner.to_string(), field.to_string(), ty));
                 }
                 // The type ended at a `,` or at the body's `}`.
                 if lexer.rest().is_empty() || text.as_bytes()[lexer.i - 1] == b'}' {
@@ -365,8 +368,9 @@ const MAX_TYPE_LEN: usize = 512;
 const MAX_TYPE_DEPTH: usize = 32;
 
 /// The name of the type that starts here and ends at `end` (or at a closing bracket) outside
-/// any brackets: parsed alone, looked through as [`super::rust::type_name`] does.
-fn type_until(text: &str, lexer: &mut RustLexer, end: u8) -> Option<String> {
+/// any brackets, and that of its content: parsed alone, looked through as
+/// [`super::rust::type_name`] and [`super::rust::content_type_name`] do.
+fn type_until(text: &str, lexer: &mut RustLexer, end: u8) -> Option<(String, Option<String>)> {
     let start = lexer.i;
     let mut depth = 0usize;
     let mut deepest = 0usize;
@@ -394,7 +398,10 @@ fn type_until(text: &str, lexer: &mut RustLexer, end: u8) -> Option<String> {
         return None;
     }
     let ty: syn::Type = syn::parse_str(text.get(start..stop)?).ok()?;
-    super::rust::type_name(&ty)
+    Some((
+        super::rust::type_name(&ty)?,
+        super::rust::content_type_name(&ty),
+    ))
 }
 
 #[cfg(test)]

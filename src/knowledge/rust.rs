@@ -227,4 +227,7 @@ pub struct CrateTypes {
     pub fields: Vec<(String, String, String)>,
     /// `(static, type name)`.
     pub statics: Vec<(String, String)>,
+    /// `(lock, content type name)` for the fields (`Owner.field`) and statics whose type holds
+    /// another (`RwLock<State>`): what a guard of theirs is used as.
+    pub contents: Vec<(String, String)>,
 }
