@@ -48,6 +48,8 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
         free_functions: FxHashSet::default(),
         type_aliases: FxHashMap::default(),
         lock_contents: FxHashMap::default(),
+        log_imports: FxHashSet::default(),
+        names_python: super::rust_scan::names_python_type(text, &knowledge.rust.python_types),
         generic_bounds: Vec::new(),
         frames: Vec::new(),
     };
@@ -495,6 +497,11 @@ struct Walker<'k> {
     free_functions: FxHashSet<String>,
     /// What a guard of each lock is used as (see [`CrateTypes::contents`]), by lock name.
     lock_contents: FxHashMap<String, String>,
+    /// Whether the file names a type of Python objects: only then may a value of unknown type be
+    /// one (an engine crate's `column.str()` is its own).
+    names_python: bool,
+    /// The log macros imported from the `log` facade (`use log::{info, warn};`), `*` for all.
+    log_imports: FxHashSet<String>,
     /// `type Tokenizer = TokenizerImpl<..>;`: the alias and the type it names.
     type_aliases: FxHashMap<String, String>,
     /// The generic parameters in scope (of the impl, then of the function) with the first trait
@@ -736,6 +743,12 @@ impl Walker<'_> {
                 }
             }
             Item::Use(u) => self.use_tree(&u.tree, Vec::new()),
+            Item::ExternCrate(e)
+                if self.k.rust.log_crates.contains(&e.ident.to_string())
+                    && e.attrs.iter().any(|a| a.path().is_ident("macro_use")) =>
+            {
+                self.log_imports.insert("*".to_string());
+            }
             Item::Static(s) => self.lazy_static_item(&s.ident, &s.ty, &s.expr),
             Item::Macro(m) => self.lazy_static_macro(m),
             _ => {}
@@ -759,6 +772,16 @@ impl Walker<'_> {
                 self.use_tree(&p.tree, prefix);
             }
             syn::UseTree::Name(_) | syn::UseTree::Rename(_) | syn::UseTree::Glob(_) => {
+                if let [krate] = prefix.as_slice()
+                    && self.k.rust.log_crates.contains(krate)
+                {
+                    let imported = match tree {
+                        syn::UseTree::Name(n) => n.ident.to_string(),
+                        syn::UseTree::Rename(r) => r.rename.to_string(),
+                        _ => "*".to_string(),
+                    };
+                    self.log_imports.insert(imported);
+                }
                 if !prefix.is_empty() {
                     let joined = self.absolute(&prefix.join("::"));
                     self.usings.push(joined);
@@ -2147,9 +2170,10 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         let literal_key =
             method.ends_with("_item") && matches!(call.args.first(), Some(Expr::Lit(_)));
         // A Rust type's own method of that name is not Python.
-        let rust_receiver = self
-            .type_of(&call.receiver)
-            .is_some_and(|ty| !self.is_python_type(&ty));
+        let rust_receiver = match self.type_of(&call.receiver) {
+            Some(ty) => !self.is_python_type(&ty),
+            None => !self.names_python,
+        };
         if rust.methods_running_code.contains(&method) && !literal_key && !rust_receiver {
             self.push_use(
                 call.method.span(),
@@ -2187,6 +2211,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
     }
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        self.log_macro(mac);
         // Expression macros (`vec![..]`, `format!(..)`, `assert!(..)`) whose arguments parse as
         // expressions are walked; others are opaque.
         if let Ok(args) = mac
@@ -2200,6 +2225,32 @@ impl<'ast> Visit<'ast> for Walker<'_> {
 }
 
 impl Walker<'_> {
+    /// A macro of the `log` facade (`log::warn!(..)`, or `warn!(..)` imported from it) when the
+    /// analysed code installs a bridge to Python's `logging`: it takes the GIL. (Only that: the
+    /// handlers' Python code is not counted as code that may drop the GIL, since most log calls
+    /// under a lock are in futures run elsewhere, which the front-end walks in place.)
+    fn log_macro(&mut self, mac: &syn::Macro) {
+        let rust = &self.k.rust;
+        if !rust.python_logging {
+            return;
+        }
+        let segments: Vec<String> = mac.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let is_log = match segments.as_slice() {
+            [krate, name] => rust.log_crates.contains(krate) && rust.log_macros.contains(name),
+            [name] => {
+                (rust.log_macros.contains(name) && self.log_imports.contains("*"))
+                    || self.log_imports.contains(name)
+            }
+            _ => false,
+        };
+        if !is_log {
+            return;
+        }
+        let span = span_of(mac.path.span());
+        let what = format!("`{}!` (the `log` facade, forwarded to Python's `logging`)", segments.join("::"));
+        self.push_switch(mac.path.span(), GilState::Held, span.start..span_of(mac.delimiter.span().join()).end, what.clone());
+    }
+
     /// `py.detach(|| ...)`, `Python::attach(|py| ...)`: the arguments run in the switched state.
     /// Returns whether `name` was such a call.
     fn gil_closure_call<'e>(

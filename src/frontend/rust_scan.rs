@@ -258,6 +258,53 @@ pub fn scan_rust(text: &str, path: &Path) -> Definitions {
     }
 }
 
+/// Whether the text names a type of Python objects: one of `python_types` (`Bound`, `Python`) or,
+/// by PyO3's naming, a `Py` type (`PyDict`), outside comments and strings. A word in a path
+/// (`Cow::Borrowed`, `Bound::Included`) is another type's.
+pub fn names_python_type(text: &str, python_types: &std::collections::HashSet<String>) -> bool {
+    let mut lexer = RustLexer::new(text).peekable();
+    let mut after_scope = false;
+    while let Some(token) = lexer.next() {
+        let in_path = std::mem::replace(&mut after_scope, token == Token::Scope);
+        let Token::Ident(start, end) = token else {
+            continue;
+        };
+        let word = &text[start..end];
+        let python = python_types.contains(word)
+            || word
+                .strip_prefix("Py")
+                .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()));
+        if python && !in_path && lexer.peek() != Some(&Token::Scope) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether the text names one of `crates` as a path's first segment (`pyo3_log::init()`,
+/// `use pyo3_log::Logger;`), outside comments and strings.
+pub fn names_crate(text: &str, crates: &std::collections::HashSet<String>) -> bool {
+    if crates.is_empty() {
+        return false;
+    }
+    let mut lexer = RustLexer::new(text);
+    let mut previous: Option<(usize, usize)> = None;
+    while let Some(token) = lexer.next() {
+        match token {
+            Token::Ident(start, end) => previous = Some((start, end)),
+            Token::Scope => {
+                if let Some((start, end)) = previous.take()
+                    && crates.contains(&text[start..end])
+                {
+                    return true;
+                }
+            }
+            _ => previous = None,
+        }
+    }
+    false
+}
+
 /// The struct fields and statics a Rust file declares, read from its tokens without parsing the
 /// file (each type alone is parsed): `struct S { a: Arc<Mutex<T>>, .. }` gives `(S, a, Mutex)`,
 /// `static X: RwLock<T> = ..` and `lazy_static! { static ref X: T = ..; }` give `(X, ..)`.
