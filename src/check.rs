@@ -42,6 +42,26 @@ pub struct Options<'a> {
     pub root: &'a RepoRoot,
 }
 
+impl<'a> Options<'a> {
+    /// A check of `paths` with the default configuration, the pre-filter, and no project, cache,
+    /// baseline or progress reports: what a library caller changes from.
+    pub fn new(paths: Vec<PathBuf>, root: &'a RepoRoot) -> Self {
+        Options {
+            paths,
+            project: None,
+            config: Config::default(),
+            exclude: Vec::new(),
+            baseline: None,
+            progress: &|_| {},
+            discovered: &|_| {},
+            prefilter: true,
+            given: None,
+            cache: None,
+            root,
+        }
+    }
+}
+
 pub struct Report {
     /// The findings to report, in order.
     pub analysis: Analysis,

@@ -561,7 +561,11 @@ impl Run<'_> {
                     root: self.root,
                     base_ids: true,
                     invocation: Some(sarif::Invocation {
-                        arguments: std::env::args().skip(1).collect(),
+                        // `args` would panic on an argument that is not UTF-8 (a path).
+                        arguments: std::env::args_os()
+                            .skip(1)
+                            .map(|a| a.to_string_lossy().into_owned())
+                            .collect(),
                         working_directory: PathBuf::from("."),
                         exit_code: self.exit,
                     }),

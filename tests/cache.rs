@@ -17,20 +17,12 @@ fn run(root: &Path, cache: Option<Location>, threads: usize) -> (String, Vec<Str
     let report = pool
         .install(|| {
             check::run(check::Options {
-                paths: vec![root.to_path_buf()],
-                project: None,
                 config: Config {
                     warn_unused_suppressions: Some(true),
                     ..Config::default()
                 },
-                exclude: Vec::new(),
-                baseline: None,
-                progress: &|_| {},
-                discovered: &|_| {},
-                prefilter: true,
-                given: None,
                 cache,
-                root: &repo,
+                ..check::Options::new(vec![root.to_path_buf()], &repo)
             })
         })
         .unwrap();

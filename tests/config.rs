@@ -17,17 +17,8 @@ fn run(dir: &Path) -> check::Report {
     let config = Config::discover(dir, &rules).unwrap();
     let root = gil_lint::repo::RepoRoot::at(Path::new(".")).unwrap();
     check::run(Options {
-        paths: vec![dir.to_path_buf()],
-        project: None,
         config,
-        exclude: Vec::new(),
-        baseline: None,
-        progress: &|_| {},
-        discovered: &|_| {},
-        prefilter: true,
-        given: None,
-        cache: None,
-        root: &root,
+        ..Options::new(vec![dir.to_path_buf()], &root)
     })
     .unwrap()
 }

@@ -18,20 +18,11 @@ const PATHS: [&str; 3] = [
 
 fn report(paths: &[&str]) -> Report {
     check::run(check::Options {
-        paths: paths.iter().map(PathBuf::from).collect(),
-        project: None,
         config: Config {
             warn_unused_suppressions: Some(true),
             ..Config::default()
         },
-        exclude: Vec::new(),
-        baseline: None,
-        progress: &|_| {},
-        discovered: &|_| {},
-        prefilter: true,
-        given: None,
-        root: &root(),
-        cache: None,
+        ..check::Options::new(paths.iter().map(PathBuf::from).collect(), &root())
     })
     .unwrap()
 }

@@ -3,6 +3,7 @@
 //! hang or a stack overflow, and gil-lint never writes inside the checked tree.
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
@@ -78,12 +79,12 @@ impl Run {
 
 /// Runs `gil-lint check ARGS` in `dir`, with a watchdog against hangs, and checks that nothing
 /// under `dir` changed.
-fn check(dir: &Path, args: &[&str]) -> Run {
+fn check<A: AsRef<OsStr> + std::fmt::Debug>(dir: &Path, args: &[A]) -> Run {
     check_as(&[], dir, args)
 }
 
 /// [`check`] through a command prefix (`setpriv ...` to run unprivileged).
-fn check_as(prefix: &[&str], dir: &Path, args: &[&str]) -> Run {
+fn check_as<A: AsRef<OsStr> + std::fmt::Debug>(prefix: &[&str], dir: &Path, args: &[A]) -> Run {
     let before = snapshot(dir);
     // The cache outside the tree, which must not change; hostile files go through it too.
     let cache = tempfile::tempdir().unwrap();
@@ -707,6 +708,33 @@ fn a_fifo_named_on_the_command_line_is_an_error_not_a_clean_run() {
     // In a walked directory it is passed over, as ripgrep does.
     let run = check(dir.path(), &["."]);
     assert_eq!((run.code, run.stderr.as_str()), (1, ""));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_path_argument_that_is_not_utf8_is_read_in_every_format() {
+    use std::os::unix::ffi::OsStrExt;
+    let folder = OsStr::from_bytes(b"csrc \xff");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(folder)).unwrap();
+    std::fs::write(dir.path().join(folder).join("ok.cpp"), WITH_FINDING).unwrap();
+    for format in ["human", "json", "sarif", "github", "junit"] {
+        let run = check(
+            dir.path(),
+            &[folder, OsStr::new("--format"), OsStr::new(format)],
+        );
+        assert_eq!(run.code, 1, "--format {format}: {}", run.stderr);
+    }
+    // The SARIF command line can be pasted into a shell: the space is quoted.
+    let run = check(
+        dir.path(),
+        &[folder, OsStr::new("--format"), OsStr::new("sarif")],
+    );
+    let log: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        log["runs"][0]["invocations"][0]["commandLine"],
+        "gil-lint check 'csrc \u{fffd}' --format sarif"
+    );
 }
 
 #[test]

@@ -17,20 +17,12 @@ fn run(roots: &[PathBuf], prefilter: bool, threads: usize) -> String {
     let report = pool
         .install(|| {
             check::run(check::Options {
-                paths: roots.to_vec(),
-                project: None,
                 config: Config {
                     warn_unused_suppressions: Some(true),
                     ..Config::default()
                 },
-                exclude: Vec::new(),
-                baseline: None,
-                progress: &|_| {},
-                discovered: &|_| {},
                 prefilter,
-                given: None,
-                cache: None,
-                root: &root,
+                ..check::Options::new(roots.to_vec(), &root)
             })
         })
         .unwrap();

@@ -281,11 +281,13 @@ pub fn render(
                 },
             },
             invocations: [SarifInvocation {
-                command_line: invocation.map(|i| {
-                    std::iter::once("gil-lint")
-                        .chain(i.arguments.iter().map(String::as_str))
-                        .collect::<Vec<_>>()
-                        .join(" ")
+                // Quoted so that it can be pasted into a shell; an argument with a NUL (which
+                // no shell can pass) leaves only `arguments`.
+                command_line: invocation.and_then(|i| {
+                    shlex::try_join(
+                        std::iter::once("gil-lint").chain(i.arguments.iter().map(String::as_str)),
+                    )
+                    .ok()
                 }),
                 arguments: invocation.map(|i| i.arguments.as_slice()),
                 working_directory: invocation.map(|i| ArtifactLocation {
