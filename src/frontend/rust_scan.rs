@@ -259,26 +259,29 @@ pub fn scan_rust(text: &str, path: &Path) -> Definitions {
 }
 
 /// Whether the text names a type of Python objects: one of `python_types` (`Bound`, `Python`) or,
-/// by PyO3's naming, a `Py` type (`PyDict`), outside comments and strings. A word in a path
-/// (`Cow::Borrowed`, `Bound::Included`) is another type's.
+/// by PyO3's naming, a `Py` type (`PyDict`), outside comments and strings. Before a function
+/// (`pyo3::Python::attach`, `PyDict::new`) it is Python's; before a variant (`Bound::Included`)
+/// or at the end of a path (`Cow::Borrowed`, `std::ops::Bound`) another type's.
 pub fn names_python_type(text: &str, python_types: &std::collections::HashSet<String>) -> bool {
-    let mut lexer = RustLexer::new(text).peekable();
-    let mut after_scope = false;
-    while let Some(token) = lexer.next() {
-        let in_path = std::mem::replace(&mut after_scope, token == Token::Scope);
-        let Token::Ident(start, end) = token else {
-            continue;
+    let tokens: Vec<Token> = RustLexer::new(text).collect();
+    let starts_upper = |token: Option<&Token>| match token {
+        Some(Token::Ident(start, _)) => text.as_bytes()[*start].is_ascii_uppercase(),
+        _ => false,
+    };
+    tokens.iter().enumerate().any(|(i, token)| {
+        let Token::Ident(start, end) = *token else {
+            return false;
         };
         let word = &text[start..end];
         let python = python_types.contains(word)
             || word
                 .strip_prefix("Py")
                 .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()));
-        if python && !in_path && lexer.peek() != Some(&Token::Scope) {
-            return true;
-        }
-    }
-    false
+        let before_path = tokens.get(i + 1) == Some(&Token::Scope);
+        let in_path = i > 0 && tokens[i - 1] == Token::Scope;
+        let before_function = before_path && !starts_upper(tokens.get(i + 2));
+        python && (before_function || !(before_path || in_path))
+    })
 }
 
 /// Whether the text names one of `crates` as a path's first segment (`pyo3_log::init()`,
