@@ -253,14 +253,16 @@ pub fn analyse_files_opts(
             .collect();
     // A logging bridge installed anywhere forwards every crate's log macros to Python.
     let bridges: Vec<bool> = with_entries(files, &texts, &mut entries, &mut changed)
-        .map(|(_, language, text, facts, changed)| match (language, text) {
-            (Language::Rust, Some(text)) => {
-                learnt_fact(&mut facts.logging_bridge, learnt, changed, || {
-                    frontend::rust_scan::names_crate(text, &knowledge.rust.logging_bridges)
-                })
-            }
-            _ => false,
-        })
+        .map(
+            |(_, language, text, facts, changed)| match (language, text) {
+                (Language::Rust, Some(text)) => {
+                    learnt_fact(&mut facts.logging_bridge, learnt, changed, || {
+                        frontend::rust_scan::names_crate(text, &knowledge.rust.logging_bridges)
+                    })
+                }
+                _ => false,
+            },
+        )
         .collect();
     knowledge.rust.python_logging = bridges.contains(&true);
     let learnt = hash_learnt(

@@ -2234,7 +2234,12 @@ impl Walker<'_> {
         if !rust.python_logging {
             return;
         }
-        let segments: Vec<String> = mac.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let segments: Vec<String> = mac
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
         let is_log = match segments.as_slice() {
             [krate, name] => rust.log_crates.contains(krate) && rust.log_macros.contains(name),
             [name] => {
@@ -2247,8 +2252,16 @@ impl Walker<'_> {
             return;
         }
         let span = span_of(mac.path.span());
-        let what = format!("`{}!` (the `log` facade, forwarded to Python's `logging`)", segments.join("::"));
-        self.push_switch(mac.path.span(), GilState::Held, span.start..span_of(mac.delimiter.span().join()).end, what.clone());
+        let what = format!(
+            "`{}!` (the `log` facade, forwarded to Python's `logging`)",
+            segments.join("::")
+        );
+        self.push_switch(
+            mac.path.span(),
+            GilState::Held,
+            span.start..span_of(mac.delimiter.span().join()).end,
+            what.clone(),
+        );
     }
 
     /// `py.detach(|| ...)`, `Python::attach(|py| ...)`: the arguments run in the switched state.
