@@ -290,9 +290,8 @@ pub fn names_crate(text: &str, crates: &std::collections::HashSet<String>) -> bo
     if crates.is_empty() {
         return false;
     }
-    let mut lexer = RustLexer::new(text);
     let mut previous: Option<(usize, usize)> = None;
-    while let Some(token) = lexer.next() {
+    for token in RustLexer::new(text) {
         match token {
             Token::Ident(start, end) => previous = Some((start, end)),
             Token::Scope => {
