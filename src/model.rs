@@ -167,8 +167,8 @@ pub struct CallSite {
 pub enum CallNote {
     /// For a lambda written as argument `.1` of call site `.0` of the same function: the lambda
     /// runs inside the callee when the callee calls that parameter (a wrapper such as
-    /// `without_gil([&] { ... })`), and in place otherwise.
-    PassedTo(u32, u32),
+    /// `without_gil([&] { ... })`); `.2` says what happens to it otherwise.
+    PassedTo(u32, u32, Unconsumed),
     /// The callee runs on a new thread (`std::thread t(f)`), without the GIL, "holding" the
     /// thread lock of this name until it ends.
     Spawns(Box<str>),
@@ -179,6 +179,22 @@ pub enum CallNote {
     /// The declared types of the arguments, by position, as [`type_name`] writes them (`None`
     /// for an argument whose type is not in sight); only on calls with some type known.
     ArgumentTypes(ThinVec<Option<Box<str>>>),
+}
+
+/// What becomes of a lambda passed to a call none of whose callees calls that parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Unconsumed {
+    /// It runs in place, at the call: C++, where a project function's calls of its callable
+    /// parameters are not all seen (`std::forward<F>(f)()`), and `std::for_each` runs it.
+    InPlace,
+    /// A project callee keeps it for later (`self.callbacks.push(Box::new(f))`), so it does not
+    /// run here; a callee outside the project runs it in place, as the knowledge says of it
+    /// (`opt.map(|x| ..)`, `cell.get_or_init(|| ..)`).
+    RunByLibrary,
+    /// It is kept for later wherever the callee is: a project function that does not call it,
+    /// or a library function the knowledge does not list as running it
+    /// (`env.add_filter(name, |..| ..)`).
+    Stored,
 }
 
 /// A declared type as overloads are told apart by it: its last path segment without template
@@ -718,9 +734,9 @@ impl Function {
     }
 
     /// See [`CallNote::PassedTo`].
-    pub fn passed_to(&self, call: usize) -> Option<(u32, u32)> {
+    pub fn passed_to(&self, call: usize) -> Option<(u32, u32, Unconsumed)> {
         self.notes(call).find_map(|note| match note {
-            CallNote::PassedTo(outer, index) => Some((*outer, *index)),
+            CallNote::PassedTo(outer, index, unconsumed) => Some((*outer, *index, *unconsumed)),
             CallNote::Spawns(_) | CallNote::Unpublished | CallNote::ArgumentTypes(_) => None,
         })
     }

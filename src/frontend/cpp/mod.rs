@@ -15,8 +15,8 @@ use tree_sitter::{Node, ParseOptions, Parser};
 use crate::knowledge::{Knowledge, ProjectMacro};
 use crate::model::{
     Binding, CallNote, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState,
-    GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span, last_segment,
-    type_name,
+    GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span, Unconsumed,
+    last_segment, type_name,
 };
 
 pub use prepass::neutralise;
@@ -1524,7 +1524,14 @@ impl<'a> Walker<'a> {
                 args: 0,
             };
             if let Some(function) = self.function() {
-                function.push_call(site, [CallNote::PassedTo(call as u32, index as u32)]);
+                function.push_call(
+                    site,
+                    [CallNote::PassedTo(
+                        call as u32,
+                        index as u32,
+                        Unconsumed::InPlace,
+                    )],
+                );
             }
         }
     }
