@@ -210,6 +210,8 @@ struct ThreadsSection {
     #[serde(default)]
     spawn_calls: Vec<String>,
     #[serde(default)]
+    worker_calls: Vec<String>,
+    #[serde(default)]
     join_methods: Vec<String>,
     #[serde(default)]
     condvar_types: Vec<String>,
@@ -351,6 +353,9 @@ pub struct Knowledge {
     pub unlock_methods: HashSet<String>,
     pub spawn_types: NameSet,
     pub spawn_calls: NameSet,
+    /// Calls (`tbb::parallel_for`, or `Class::method`) that run their lambda argument on other
+    /// threads and wait for those threads.
+    pub worker_calls: NameSet,
     pub join_methods: HashSet<String>,
     pub container_add_methods: HashSet<String>,
     pub condvar_types: NameSet,
@@ -498,6 +503,7 @@ impl Knowledge {
         let threads = &file.threads;
         self.spawn_types.extend(&threads.spawn_types, &[]);
         self.spawn_calls.extend(&threads.spawn_calls, &[]);
+        self.worker_calls.extend(&threads.worker_calls, &[]);
         self.join_methods
             .extend(threads.join_methods.iter().cloned());
         self.condvar_types.extend(&threads.condvar_types, &[]);

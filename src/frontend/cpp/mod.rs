@@ -636,6 +636,18 @@ impl<'a> Walker<'a> {
                     frame.block_ends.pop();
                 }
             }
+            // `if (Guard g; cond)`: what the condition declares lives to the end of the `if`
+            // statement (its `else` included), not to the end of the enclosing block.
+            "condition_clause" => {
+                let end = node.parent().unwrap_or(node).end_byte() as u32;
+                if let Some(frame) = self.frame() {
+                    frame.block_ends.push(end);
+                }
+                self.visit_children(node);
+                if let Some(frame) = self.frame() {
+                    frame.block_ends.pop();
+                }
+            }
             "call_expression" => self.visit_call(node),
             "identifier" => self.use_local(node),
             "expression_statement" if node.named_child_count() == 1 => {
@@ -825,7 +837,52 @@ impl<'a> Walker<'a> {
             } else {
                 self.destroyed_after_body(id, &name, owned, body);
             }
+        } else {
+            self.acquiring_entry(id, &name, body);
         }
+    }
+
+    /// A function whose first statement takes the GIL for the rest of its body is made to be
+    /// called without it: by generated glue code (Cython, a C API), another library or a native
+    /// thread, none of which need be in sight. It is an entry point entered with the GIL
+    /// released, so the waits it makes holding the GIL are seen even when nothing here calls it.
+    fn acquiring_entry(&mut self, id: FnId, name: &str, body: Node) {
+        let f = &self.model.functions[id];
+        let mut cursor = body.walk();
+        let Some(first) = body
+            .named_children(&mut cursor)
+            .find(|s| s.kind() != "comment")
+        else {
+            return;
+        };
+        let Some(acquire) = f
+            .gil_switches
+            .iter()
+            .find(|s| s.to == GilState::Held && s.scope.end == body.end_byte() as u32)
+            .map(|s| s.span)
+            .filter(|at| {
+                !f.framework
+                    && (first.start_byte()..first.end_byte()).contains(&(at.start as usize))
+            })
+        else {
+            return;
+        };
+        let before = |at: &Span| at.start < acquire.start;
+        if f.py_uses.iter().any(|u| before(&u.span)) || f.calls.iter().any(|c| before(&c.span)) {
+            return;
+        }
+        self.model.bindings.push(Binding {
+            name: name.to_string(),
+            span: span(body),
+            scope: self.shared_scope.get(&self.scope),
+            usings: self.shared_usings.get(&self.usings),
+            target: CallTarget::Direct(id),
+            entry: GilState::Released,
+            guard: Some((
+                acquire,
+                format!("`{name}` takes the GIL for its whole body, so it is called without it"),
+            )),
+        });
     }
 
     /// The library base, by its qualified name, that `base` (written in a base clause of the class
@@ -1426,6 +1483,9 @@ impl<'a> Walker<'a> {
         {
             return;
         }
+        if self.names(&self.k.worker_calls, &path) && self.run_on_workers(node, &shown, &args) {
+            return;
+        }
         if self.names_framework
             && self
                 .type_of(callee)
@@ -1594,6 +1654,11 @@ impl<'a> Walker<'a> {
             self.lock_method(node, receiver, &method);
         } else if let Some(receiver) = receiver
             && self.spawn_into_container(receiver, &method, args)
+        {
+            return;
+        } else if let Some(class) = receiver.and_then(|r| self.receiver_class(r, arrow))
+            && self.names(&self.k.worker_calls, &format!("{class}::{method}"))
+            && self.run_on_workers(node, &format!("{class}::{method}"), args)
         {
             return;
         } else if let Some(receiver) = receiver
@@ -2151,6 +2216,43 @@ impl<'a> Walker<'a> {
         }
         for arg in args.into_iter().filter(|a| a.id() != callable.id()) {
             self.visit(arg);
+        }
+        true
+    }
+
+    /// `tbb::parallel_for(range, [&](auto r) { ... })`, or a method such as a library's
+    /// `subscribe(cb)` that waits for the thread running its callbacks (the knowledge's
+    /// `worker_calls`, named `Class::method` for a method): the lambda runs on other threads,
+    /// without the GIL, and the call waits for them. Returns whether the call was one.
+    fn run_on_workers(&mut self, call: Node, called: &str, args: &[Node]) -> bool {
+        let Some(&lambda) = args.iter().find(|a| a.kind() == "lambda_expression") else {
+            return false;
+        };
+        let Some(frame) = self.frames.last() else {
+            return false;
+        };
+        let thread = format!("{}::{called}", self.model.functions[frame.id].qualname);
+        let id = self.visit_lambda(lambda);
+        let at = call.start_byte() as u32;
+        let site = CallSite {
+            span: span(lambda.child_by_field_name("captures").unwrap_or(lambda)),
+            target: CallTarget::Direct(id),
+            args: 0,
+        };
+        let wait = LockRegion {
+            member: false,
+            span: span(call.child_by_field_name("function").unwrap_or(call)),
+            kind: LockKind::Thread,
+            lock: thread.clone(),
+            scope: at..at,
+            waits: true,
+        };
+        if let Some(function) = self.function() {
+            function.push_call(site, [CallNote::Spawns(thread.into())]);
+            function.lock_regions.push(wait);
+        }
+        for arg in args.iter().filter(|a| a.id() != lambda.id()) {
+            self.visit(*arg);
         }
         true
     }
