@@ -150,6 +150,9 @@ struct BindingsSection {
     /// `py::init<Args...>()`: with no argument, binds the bound class's constructor.
     #[serde(default)]
     constructor_wrappers: Vec<String>,
+    /// `py::pickle(get, set)` as a `.def` argument: binds `__getstate__` and `__setstate__`.
+    #[serde(default)]
+    pickle_wrappers: Vec<String>,
     /// Project functions that bind their callable argument under their string argument, as
     /// `.def` does (`def_nogil(m, "name", f)`); in `def_functions_released`, with the GIL
     /// released on entry. Those defined in the file that calls them are found by themselves.
@@ -328,6 +331,7 @@ pub struct Knowledge {
     pub callable_wrappers: HashSet<String>,
     pub method_tables: HashSet<String>,
     pub constructor_wrappers: HashSet<String>,
+    pub pickle_wrappers: HashSet<String>,
     /// Function name -> whether it binds with the GIL released.
     pub def_functions: std::collections::HashMap<String, bool>,
     /// Macro name -> the index of its argument that is bound.
@@ -464,6 +468,8 @@ impl Knowledge {
         self.method_tables.extend(b.method_tables.iter().cloned());
         self.constructor_wrappers
             .extend(b.constructor_wrappers.iter().cloned());
+        self.pickle_wrappers
+            .extend(b.pickle_wrappers.iter().cloned());
         self.def_functions
             .extend(b.def_functions.iter().map(|f| (f.clone(), false)));
         self.def_functions

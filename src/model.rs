@@ -206,8 +206,9 @@ pub fn type_name(declared: &str) -> &str {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CallTarget {
-    /// A call by name: `f()`, `ns::f()`, `x.f()`, `this->f()`. (Boxed strings: a program has
-    /// hundreds of thousands of call sites.)
+    /// A call by name: `f()`, `ns::f()`, `x.f()`, `this->f()`; a C++ `::f()` keeps its leading
+    /// `::` (the global `f` only). (Boxed strings: a program has hundreds of thousands of call
+    /// sites.)
     Named { path: Box<str>, receiver: Receiver },
     /// A function defined at the call (a lambda run where it is written, or through a local
     /// variable), already resolved by the front-end.

@@ -72,7 +72,7 @@ impl<'a> Scope<'a> {
 /// The answers given with a bound (`most`) may stop short once the bound is passed, since adding
 /// definitions never brings a count back under it.
 pub(crate) trait Lookup {
-    type Id: Copy;
+    type Id: Copy + PartialEq;
     fn function(&self, id: Self::Id) -> &Function;
     fn language(&self, id: Self::Id) -> Language;
     /// The non-lambda functions with this qualified name.
@@ -388,6 +388,10 @@ fn through_usings<L: Lookup>(lookup: &L, caller: Scope, path: &str) -> Vec<L::Id
 /// name, its constructors (`T(a)`, `T x(a)`, `new T(a)`); failing that, `C::f` as a method that
 /// `C` inherits (`&Derived::f` bound for `Base::f`).
 fn resolve_path<L: Lookup>(lookup: &L, caller: Scope, path: &str) -> Vec<L::Id> {
+    // `::f()`: the global `f` alone (a C library's, often wrapped by a method of that name).
+    if let Some(global) = path.strip_prefix("::") {
+        return callable_with_qualname(lookup, global, caller.language);
+    }
     let found = resolve_function(lookup, caller, path);
     if !found.is_empty() || caller.language != Language::Cpp {
         return found;
@@ -417,9 +421,25 @@ fn resolve_function<L: Lookup>(lookup: &L, caller: Scope, path: &str) -> Vec<L::
     if !found.is_empty() {
         return found;
     }
-    lookup
+    let bare = !path.contains("::");
+    // In a method, a bare name is looked up in its class's bases before the namespaces.
+    if bare && let Some(class) = caller.own_class {
+        let found = inherited(lookup, path, class, caller.language);
+        if !found.is_empty() {
+            return found;
+        }
+    }
+    let mut found = lookup
         .ending_with(path, caller.language, 1)
-        .unwrap_or_default()
+        .unwrap_or_default();
+    // Nor is a bare name any other class's method: there is no object to call it on. (A
+    // namespace's function stays: brought in by a `using` or an argument's namespace that is
+    // not in sight.)
+    if bare && !found.is_empty() {
+        let methods = lookup.methods_named(path, usize::MAX).unwrap_or_default();
+        found.retain(|id| !methods.contains(id));
+    }
+    found
 }
 
 /// The classes (by simple name) that calls may be made on: typed receivers, and the type of a

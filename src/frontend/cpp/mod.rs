@@ -603,8 +603,14 @@ impl<'a> Walker<'a> {
                     }
                 }
                 let owned = |k: &Knowledge, path: &str| k.native_owned_bases.contains(path);
-                if let Some(base) = base_nodes.iter().find_map(|b| self.library_base(*b, owned)) {
-                    self.native_owned.insert(self.scope.join("::"), base);
+                let class = self.scope.join("::");
+                // The library's own class (`nanobind::ndarray`, in the library's source) too.
+                let base = base_nodes
+                    .iter()
+                    .find_map(|b| self.library_base(*b, owned))
+                    .or_else(|| owned(self.k, &class).then(|| class.clone()));
+                if let Some(base) = base {
+                    self.native_owned.insert(class, base);
                 }
                 self.library_virtual_overrides(&base_nodes);
                 self.visit_children(body);
@@ -636,10 +642,15 @@ impl<'a> Walker<'a> {
                     frame.block_ends.pop();
                 }
             }
-            // `if (Guard g; cond)`: what the condition declares lives to the end of the `if`
-            // statement (its `else` included), not to the end of the enclosing block.
-            "condition_clause" => {
-                let end = node.parent().unwrap_or(node).end_byte() as u32;
+            // `if (Guard g; cond)`, `for (Guard g; ...)`: what the condition or the loop's
+            // initialiser declares lives to the end of the statement (an `else` included), not
+            // to the end of the enclosing block.
+            "condition_clause" | "for_statement" => {
+                let statement = match node.kind() {
+                    "condition_clause" => node.parent().unwrap_or(node),
+                    _ => node,
+                };
+                let end = statement.end_byte() as u32;
                 if let Some(frame) = self.frame() {
                     frame.block_ends.push(end);
                 }
@@ -871,18 +882,13 @@ impl<'a> Walker<'a> {
         if f.py_uses.iter().any(|u| before(&u.span)) || f.calls.iter().any(|c| before(&c.span)) {
             return;
         }
-        self.model.bindings.push(Binding {
-            name: name.to_string(),
-            span: span(body),
-            scope: self.shared_scope.get(&self.scope),
-            usings: self.shared_usings.get(&self.usings),
-            target: CallTarget::Direct(id),
-            entry: GilState::Released,
-            guard: Some((
-                acquire,
-                format!("`{name}` takes the GIL for its whole body, so it is called without it"),
-            )),
-        });
+        let why = format!("`{name}` takes the GIL for its whole body, so it is called without it");
+        self.push_binding(
+            name.to_string(),
+            span(body),
+            CallTarget::Direct(id),
+            Some((acquire, why)),
+        );
     }
 
     /// The library base, by its qualified name, that `base` (written in a base clause of the class
@@ -983,10 +989,17 @@ impl<'a> Walker<'a> {
             self.destroyed_after(id, owned, None);
             CallTarget::Direct(id)
         };
-        let why = format!(
-            "`{short}` derives from `{base}`, which its library frees on whichever thread drops \
-             it last: `{destructor}` runs without the GIL"
-        );
+        let why = if base == class {
+            format!(
+                "its library frees a `{short}` on whichever thread drops it last: `{destructor}` \
+                 runs without the GIL"
+            )
+        } else {
+            format!(
+                "`{short}` derives from `{base}`, which its library frees on whichever thread \
+                 drops it last: `{destructor}` runs without the GIL"
+            )
+        };
         self.push_binding(destructor, span(name), target, Some((span(name), why)));
     }
 
@@ -1020,18 +1033,15 @@ impl<'a> Walker<'a> {
             return;
         };
         self.destroyed_after(id, owned, Some(body));
-        self.model.bindings.push(Binding {
-            name: name.to_string(),
-            span: span(body),
-            scope: self.shared_scope.get(&self.scope),
-            usings: self.shared_usings.get(&self.usings),
-            target: CallTarget::Direct(id),
-            entry: GilState::Released,
-            guard: Some((
-                acquire,
-                format!("`{name}` takes the GIL for its body only, so it runs where the GIL may be released"),
-            )),
-        });
+        let why = format!(
+            "`{name}` takes the GIL for its body only, so it runs where the GIL may be released"
+        );
+        self.push_binding(
+            name.to_string(),
+            span(body),
+            CallTarget::Direct(id),
+            Some((acquire, why)),
+        );
     }
 
     /// What function `id` owns (`(where, name, what happens)`) is destroyed after its `body`:
@@ -1549,6 +1559,13 @@ impl<'a> Walker<'a> {
                 Some(Local::Lambda(id)) => self.add_call(callee, CallTarget::Direct(id)),
                 Some(Local::Param(index)) => self.add_call(callee, CallTarget::Param(index)),
                 None => {
+                    // `::f()` names the global `f`, never a member or a namespace's `f` in
+                    // scope: kept as written for the resolver.
+                    let path = if self.text(callee).trim_start().starts_with("::") {
+                        format!("::{path}")
+                    } else {
+                        path
+                    };
                     let target = CallTarget::Named {
                         path: path.into(),
                         receiver: Receiver::None,
@@ -1878,52 +1895,77 @@ impl<'a> Walker<'a> {
             return false;
         }
         // `def(py::init(...))` binds a constructor: the callable is inside the first argument.
-        let (name, callables) = if first.kind() == "string_literal" {
+        // `def(py::pickle(get, set))` binds two, walked in place of the wrapper's call.
+        let mut walked = args.to_vec();
+        // `def("name"` or `def(py::pickle`: what a label shows of the registration.
+        let mut head_end = first.end_byte();
+        let callables: Vec<(String, Node)> = if first.kind() == "string_literal" {
             let count = if self.k.property_methods.contains(method) {
                 2
             } else {
                 1
             };
             let name = string_content(self.text(*first));
-            (name, rest.iter().take(count).copied().collect::<Vec<_>>())
+            rest.iter()
+                .take(count)
+                .map(|c| (name.clone(), *c))
+                .collect()
         } else if first.kind() == "call_expression" {
-            ("__init__".to_string(), vec![*first])
+            let function = first.child_by_field_name("function");
+            let callee = function.map(|f| self.path(f)).unwrap_or_default();
+            match first
+                .child_by_field_name("arguments")
+                .filter(|_| self.k.pickle_wrappers.contains(last_segment(&callee)))
+            {
+                Some(arguments) => {
+                    let mut cursor = arguments.walk();
+                    let pair: Vec<Node> = arguments.named_children(&mut cursor).take(2).collect();
+                    walked.splice(0..1, pair.iter().copied());
+                    head_end = function.map_or(head_end, |f| f.end_byte());
+                    ["__getstate__", "__setstate__"]
+                        .into_iter()
+                        .map(String::from)
+                        .zip(pair)
+                        .collect()
+                }
+                None => vec![("__init__".to_string(), *first)],
+            }
         } else {
             return false;
         };
-        let name = match receiver.and_then(|r| self.class_name(r)) {
+        let class = receiver.and_then(|r| self.class_name(r));
+        let qualify = |name: &str| match &class {
             Some(class) => format!("{class}.{name}"),
-            None => name,
+            None => name.to_string(),
         };
-        let guard = args
-            .iter()
-            .find_map(|arg| self.release_call_guard(*arg))
-            .map(|(at, text)| {
-                (
-                    at,
-                    format!("`{name}` is bound with `{text}`: the GIL is released on entry"),
-                )
-            });
-        // `def("name"`: the method and the name, without the rest of a multi-line call.
+        let release_guard = args.iter().find_map(|arg| self.release_call_guard(*arg));
+        // The method and the name, without the rest of a multi-line call.
         let registration = Span {
             file: 0,
             start: field.start_byte() as u32,
-            end: first.end_byte() as u32,
+            end: head_end as u32,
         };
         let bound = receiver.and_then(|r| self.bound_class(r));
         if let Some(receiver) = receiver {
             self.visit(receiver);
         }
-        for arg in args {
-            if !callables.iter().any(|c| c.id() == arg.id()) {
-                self.visit(*arg);
-                continue;
-            }
-            let Some(target) = self.binding_target(*arg, bound.as_deref()) else {
-                self.visit(*arg);
+        for arg in walked {
+            let Some((name, _)) = callables.iter().find(|(_, c)| c.id() == arg.id()) else {
+                self.visit(arg);
                 continue;
             };
-            self.push_binding(name.clone(), registration, target, guard.clone());
+            let Some(target) = self.binding_target(arg, bound.as_deref()) else {
+                self.visit(arg);
+                continue;
+            };
+            let name = qualify(name);
+            let guard = release_guard.clone().map(|(at, text)| {
+                (
+                    at,
+                    format!("`{name}` is bound with `{text}`: the GIL is released on entry"),
+                )
+            });
+            self.push_binding(name, registration, target, guard);
         }
         true
     }
@@ -2482,11 +2524,14 @@ impl<'a> Walker<'a> {
 
     /// A class field's type, for calls on it and for calling it when it is a Python callable.
     fn record_field(&mut self, field: Node) {
+        let declarator = field.child_by_field_name("declarator");
+        // `py::object name() const;` (or `&name()`) declares a method, not a field of that type.
+        if declarator.is_some_and(|d| find_kind(d, "function_declarator").is_some()) {
+            return;
+        }
         let (Some(ty), Some(name)) = (
             field.child_by_field_name("type"),
-            field
-                .child_by_field_name("declarator")
-                .and_then(declared_name),
+            declarator.and_then(declared_name),
         ) else {
             return;
         };
@@ -2766,13 +2811,13 @@ impl<'a> Walker<'a> {
                     self.add_py_use(declarator, format!("a `{shown}` is constructed"), false);
                 } else if !self.names(&self.k.lock_guard_types, &ty_path) {
                     // `T x(a)` (which the grammar may read as a function declaration) or
-                    // `T x{a}`.
+                    // `T x{a}`; `T x;` runs the default constructor.
                     let arguments = match declarator.kind() {
                         "function_declarator" => declarator.child_by_field_name("parameters"),
                         _ => value
                             .filter(|v| matches!(v.kind(), "argument_list" | "initializer_list")),
                     };
-                    if arguments.is_some() {
+                    if arguments.is_some() || declarator.kind() == "identifier" {
                         self.construct(ty, arguments);
                     }
                 }
