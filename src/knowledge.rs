@@ -293,6 +293,10 @@ pub enum ProjectMacro {
     /// Its argument number `.1` is a function bound under its own name: `ADD(f)` for
     /// `{#f, (PyCFunction)f, METH_VARARGS, nullptr}`.
     Entry(String, usize),
+    /// A function or macro that the project defines under a name in the C API's style
+    /// (`PyObject_FreePIDL`, `PyMem_RawNew`), with the C-API-style names that its body or
+    /// expansion calls.
+    CApiStyle(String, Vec<String>),
 }
 
 /// All loaded knowledge, merged over the files.
@@ -541,6 +545,7 @@ impl Knowledge {
     pub fn add_macros(&mut self, macros: impl IntoIterator<Item = ProjectMacro>) {
         let mut wrappers = Vec::new();
         let mut switches = Vec::new();
+        let mut c_api_style: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for found in macros {
             match found {
                 ProjectMacro::Wrapper(name, state) => wrappers.push((name, state)),
@@ -548,8 +553,12 @@ impl Knowledge {
                 ProjectMacro::Entry(name, argument) => {
                     self.entry_macros.insert(name, argument);
                 }
+                ProjectMacro::CApiStyle(name, calls) => {
+                    c_api_style.entry(name).or_default().extend(calls)
+                }
             }
         }
+        self.add_gil_free_project_names(c_api_style);
         // `(name, state its arguments run in)`.
         add_by_state(
             &mut self.release_wrappers,
@@ -557,6 +566,44 @@ impl Knowledge {
             wrappers,
         );
         add_by_state(&mut self.release_calls, &mut self.acquire_calls, switches);
+    }
+
+    /// The project's own C-API-style names (name -> what their definitions call) that need no
+    /// GIL join `c_api_gil_free`: a call of one then goes to the project's definition, whose body
+    /// is analysed. One that calls an API needing the GIL, directly or through another such name,
+    /// is the API it looks like: its callers must hold the GIL (`PyWinObject_FreeWCHAR` is
+    /// `PyMem_Free`), and the finding is theirs.
+    fn add_gil_free_project_names(&mut self, defined: BTreeMap<String, Vec<String>>) {
+        let mut needs: HashSet<&str> = defined
+            .iter()
+            .filter(|(_, calls)| {
+                calls
+                    .iter()
+                    .any(|c| !defined.contains_key(c) && self.is_c_api_call(c))
+            })
+            .map(|(name, _)| name.as_str())
+            .collect();
+        // Through other names of the project, until nothing changes (each round adds one or
+        // stops).
+        loop {
+            let more: Vec<&str> = defined
+                .iter()
+                .filter(|(name, calls)| {
+                    !needs.contains(name.as_str()) && calls.iter().any(|c| needs.contains(c.as_str()))
+                })
+                .map(|(name, _)| name.as_str())
+                .collect();
+            if more.is_empty() {
+                break;
+            }
+            needs.extend(more);
+        }
+        let free: Vec<String> = defined
+            .keys()
+            .filter(|name| !needs.contains(name.as_str()))
+            .cloned()
+            .collect();
+        self.c_api_gil_free.extend(free);
     }
 
     /// Adds guard types found in the analysed code: `(name, state while one lives)`.
