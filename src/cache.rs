@@ -2,7 +2,9 @@
 //! file's text, kept between runs so that a second run parses only the files that changed.
 //!
 //! Each analysed file has two entries in the cache directory, named after its path: its
-//! [`Facts`] and its model. Each starts with a [`Key`] (a hash of this build, the file's path,
+//! [`Facts`] and its model. Each project (its list of paths) has two more, keyed by a [`RunKey`]:
+//! the files the pre-filter chose, and what the whole run made (its findings), which answers a run
+//! of an unchanged tree without reading any other entry. Each starts with a [`Key`] (a hash of this build, the file's path,
 //! language and text) and a checksum. A fact that depends on knowledge learnt from the analysed code (the project's
 //! guard types, macros and crate types) carries a hash of that knowledge and is used only under
 //! the same. Entries are written atomically (a temporary file renamed over the entry), so two
@@ -17,6 +19,7 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{Xxh3, xxh3_64};
 
@@ -32,6 +35,7 @@ pub const DIR_NAME: &str = ".gil-lint-cache";
 const FACTS: &[u8; 8] = b"gilfact\x01";
 const MODEL: &[u8; 8] = b"gilmodl\x01";
 const RUN: &[u8; 8] = b"gilrun\0\x01";
+const RESULT: &[u8; 8] = b"gilrslt\x01";
 
 /// This build: entries written by any other are not read, as their models may differ.
 const BUILD: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("GIL_LINT_BUILD_HASH"));
@@ -53,9 +57,9 @@ impl Key {
     }
 }
 
-/// Identifies the inputs of a whole run: every file's path and [`Key`], in order, and the learnt
-/// knowledge. `name` identifies the list of paths alone (a project), so that a project has one
-/// entry of this kind.
+/// Identifies the inputs of a whole run: every file's path and [`Key`], in order, and the
+/// knowledge (or a hash of whatever else the entry depends on). `name` identifies the list of
+/// paths alone (a project), so that a project has one entry of each kind.
 pub struct RunKey {
     name: u64,
     key: u128,
@@ -218,14 +222,14 @@ impl Cache {
 }
 
 impl Cache {
-    fn run_path(&self, run: &RunKey) -> PathBuf {
-        self.dir.join(format!("{:016x}.run", run.name))
+    fn run_path(&self, run: &RunKey, kind: &str) -> PathBuf {
+        self.dir.join(format!("{:016x}.{kind}", run.name))
     }
 
     /// The files (indices, in order) the pre-filter modelled in a run of the same inputs.
     pub fn selection(&self, run: &RunKey, files: usize) -> Option<Vec<usize>> {
         let header = [&RUN[..], &run.key.to_le_bytes()].concat();
-        let payload = self.read(self.run_path(run), &header)?;
+        let payload = self.read(self.run_path(run, "run"), &header)?;
         let chosen: Vec<usize> = postcard::from_bytes(&payload).ok()?;
         let valid =
             chosen.windows(2).all(|w| w[0] < w[1]) && chosen.last().is_none_or(|&i| i < files);
@@ -235,7 +239,21 @@ impl Cache {
     pub fn store_selection(&self, run: &RunKey, chosen: &[usize]) {
         let header = [&RUN[..], &run.key.to_le_bytes()].concat();
         if let Ok(payload) = postcard::to_allocvec(chosen) {
-            self.write(self.run_path(run), &header, &payload);
+            self.write(self.run_path(run, "run"), &header, &payload);
+        }
+    }
+
+    /// What a whole run of the same inputs made (its findings), as `store_result` wrote it.
+    /// It is only decoded here: the caller checks that it fits the files before using it.
+    pub fn result<T: DeserializeOwned>(&self, run: &RunKey) -> Option<T> {
+        let header = [&RESULT[..], &run.key.to_le_bytes()].concat();
+        postcard::from_bytes(&self.read(self.run_path(run, "result"), &header)?).ok()
+    }
+
+    pub fn store_result<T: Serialize>(&self, run: &RunKey, result: &T) {
+        let header = [&RESULT[..], &run.key.to_le_bytes()].concat();
+        if let Ok(payload) = postcard::to_allocvec(result) {
+            self.write(self.run_path(run, "result"), &header, &payload);
         }
     }
 }

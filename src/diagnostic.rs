@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::Span;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Error,
@@ -12,7 +12,7 @@ pub enum Severity {
 }
 
 /// One hop of the path that leads to a finding.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Step {
     pub span: Span,
     /// The function the hop is in (for a binding: its Python name).
@@ -28,7 +28,7 @@ pub fn follows_guess(steps: &[Step]) -> bool {
 }
 
 /// A path through the program: for a deadlock, what one thread does.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Flow {
     /// "thread 1", or empty for the single path of a finding.
     pub title: String,
@@ -49,8 +49,10 @@ pub enum Confidence {
     High,
 }
 
-#[derive(Clone, Debug)]
+/// Kept by the cache of whole runs, which stores the rule apart (by its id).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Finding {
+    #[serde(skip)]
     pub rule: &'static str,
     pub severity: Severity,
     pub message: String,

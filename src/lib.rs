@@ -24,8 +24,10 @@ pub mod suppress;
 pub(crate) mod test_support;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
 use crate::cache::{Cache, Facts, Key, Learnt, RunKey};
 use crate::callgraph::CallGraph;
@@ -35,6 +37,9 @@ use crate::knowledge::Knowledge;
 use crate::model::{FileModel, Program, SourceFile};
 
 pub struct Analysis {
+    /// The files and their models. When the findings are those the cache kept of a run of the
+    /// same inputs, it holds the files only (no functions or bindings): what suppressions and
+    /// reports read.
     pub program: Program,
     pub findings: Vec<Finding>,
     /// One line each, naming the file: what could not be read or parsed.
@@ -196,6 +201,20 @@ pub fn analyse_files_opts(
             Some(Key::new(path, *language, text))
         })
         .collect();
+    // A run of the same inputs made these findings: only the files' sources are needed again.
+    let outcome_key = options.cache.map(|cache| {
+        let settings = xxhash_rust::xxh3::xxh3_64_with_seed(
+            &[u8::from(options.prefilter)],
+            knowledge.fingerprint,
+        );
+        (cache, RunKey::new(files, &keys, settings))
+    });
+    if let Some((cache, key)) = &outcome_key
+        && let Some(outcome) = cache.result::<Outcome>(key)
+        && outcome.fits(&texts)
+    {
+        return outcome.replay(files, texts, progress);
+    }
     let mut entries: Vec<Facts> = files
         .par_iter()
         .zip(&keys)
@@ -308,16 +327,28 @@ pub fn analyse_files_opts(
         .zip(&suppressions)
         .map(|(text, &suppressions)| text.map(|t| suppressions.then_some(t)))
         .collect();
+    // Whether a file read again to be modelled changed since its first read: the findings are
+    // then not those of the texts the run's keys name, and are not kept.
+    let stale = AtomicBool::new(false);
     let model = |i: usize| {
         let (path, language) = &files[i];
         let modelled = match &kept[i] {
             Err(error) => Err(error.clone()),
             // Kept for its suppression comments.
             Ok(Some(text)) => Ok((text.clone(), true)),
-            Ok(None) => options.read_text(path).map(|text| (text, false)),
+            Ok(None) => options
+                .read_text(path)
+                .inspect_err(|_| stale.store(true, Ordering::Relaxed))
+                .map(|text| (text, false)),
         }
         .and_then(|(text, keep_text)| {
-            let model = model_cached(path, *language, &text, &knowledge, options.cache, learnt)?;
+            let key = options
+                .cache
+                .map(|cache| (cache, Key::new(path, *language, &text)));
+            if key.is_some_and(|(_, key)| Some(key) != keys[i]) {
+                stale.store(true, Ordering::Relaxed);
+            }
+            let model = model_cached(path, *language, &text, &knowledge, key, learnt)?;
             let mut source = SourceFile::new(display_path(path), *language, text);
             if !keep_text && !analysis::reads_text(&model) {
                 source.drop_text();
@@ -378,18 +409,30 @@ pub fn analyse_files_opts(
             .sum(),
     );
     let mut errors = Vec::new();
-    for (((path, language), kept), model) in files.iter().zip(kept).zip(models) {
+    let mut failed = Vec::new();
+    for (i, (((path, language), kept), model)) in files.iter().zip(kept).zip(models).enumerate() {
         match (kept, model) {
             (_, Some(Ok(Modelled { model, source }))) => program.add_file(source, model),
             (Ok(text), None) => program.add_file(
                 SourceFile::new(display_path(path), *language, text.unwrap_or_default()),
                 FileModel::default(),
             ),
-            (_, Some(Err(error))) | (Err(error), None) => errors.push(error),
+            (Ok(_), Some(Err(error))) => {
+                failed.push((i, error.clone()));
+                errors.push(error);
+            }
+            (Err(error), _) => errors.push(error),
         }
     }
     let graph = CallGraph::build(&program);
     let findings = lints::check_all(&program, &graph);
+    drop(graph);
+    if let Some((cache, key)) = &outcome_key
+        && !stale.load(Ordering::Relaxed)
+    {
+        let suppressions = (0..files.len()).filter(|&i| suppressions[i]).collect();
+        cache.store_result(key, &Outcome::new(failed, suppressions, &findings));
+    }
     restore_texts(&mut program, &findings, &mut errors, &options);
     Analysis {
         program,
@@ -398,20 +441,19 @@ pub fn analyse_files_opts(
     }
 }
 
-/// Models one file through the cache, if there is one: a model made under the same learnt
-/// knowledge is read back, and a model made is written.
+/// Models one file through the cache, if there is one (with the text's key): a model made under
+/// the same learnt knowledge is read back, and a model made is written.
 fn model_cached(
     path: &Path,
     language: Language,
     text: &str,
     knowledge: &Knowledge,
-    cache: Option<&Cache>,
+    cache: Option<(&Cache, Key)>,
     learnt: u64,
 ) -> Result<FileModel, String> {
-    let Some(cache) = cache else {
+    let Some((cache, key)) = cache else {
         return model_file(path, language, text, knowledge);
     };
-    let key = Key::new(path, language, text);
     if let Some((made, model)) = cache.model(path, key, text)
         && made == learnt
     {
@@ -420,6 +462,130 @@ fn model_cached(
     let model = model_file(path, language, text, knowledge)?;
     cache.store_model(path, key, learnt, &model);
     Ok(model)
+}
+
+/// What a whole run made of its inputs, kept in the cache under the files' paths and keys, the
+/// knowledge and the pre-filter's setting: a run of the same inputs makes the same findings, so it
+/// only reads and hashes the files. Suppressions, rule selection and the baseline are applied
+/// after, so they may change between the runs.
+#[derive(Serialize, Deserialize)]
+struct Outcome {
+    /// The files (indices) that were read but could not be modelled, with the error.
+    failed: Vec<(usize, String)>,
+    /// The files with suppression comments, whose texts [`suppress`] reads.
+    suppressions: Vec<usize>,
+    /// Each finding's rule id ([`Finding`] keeps its rule as a static name of [`lints`]).
+    rules: Vec<String>,
+    /// Their spans name the files of the program: those read and modelled, in order.
+    findings: Vec<Finding>,
+}
+
+impl Outcome {
+    fn new(failed: Vec<(usize, String)>, suppressions: Vec<usize>, findings: &[Finding]) -> Self {
+        Outcome {
+            failed,
+            suppressions,
+            rules: findings.iter().map(|f| f.rule.to_string()).collect(),
+            findings: findings.to_vec(),
+        }
+    }
+
+    /// The files (indices) of the program this outcome's findings name: those read, less those
+    /// that failed.
+    fn program_files<'a>(
+        &'a self,
+        texts: &'a [Result<String, String>],
+    ) -> impl Iterator<Item = usize> + 'a {
+        let mut failed = self.failed.iter().map(|(i, _)| *i).peekable();
+        (0..texts.len()).filter(move |&i| {
+            let skip = failed.next_if_eq(&i).is_some();
+            texts[i].is_ok() && !skip
+        })
+    }
+
+    /// Whether the entry can be the outcome of a run over `texts` (read in this run, with the
+    /// keys the entry was found by): every index and rule is known and every span lies on
+    /// character boundaries of its file. An entry that does not was not written by a run.
+    fn fits(&self, texts: &[Result<String, String>]) -> bool {
+        // Indices of files read, in ascending order.
+        let read = |indices: &[usize]| {
+            indices.windows(2).all(|w| w[0] < w[1])
+                && indices
+                    .iter()
+                    .all(|&i| texts.get(i).is_some_and(Result::is_ok))
+        };
+        if !read(&self.failed.iter().map(|(i, _)| *i).collect::<Vec<_>>())
+            || !read(&self.suppressions)
+            || self.rules.len() != self.findings.len()
+            || !self.rules.iter().all(|id| lints::find(id).is_some())
+        {
+            return false;
+        }
+        let program: Vec<&str> = self
+            .program_files(texts)
+            .map(|i| texts[i].as_deref().expect("a file read"))
+            .collect();
+        self.findings.iter().flat_map(Finding::spans).all(|span| {
+            program.get(span.file as usize).is_some_and(|text| {
+                span.start <= span.end
+                    && text.is_char_boundary(span.start as usize)
+                    && text.is_char_boundary(span.end as usize)
+            })
+        })
+    }
+
+    /// The analysis of a run over `texts`, as this outcome records it ([`Outcome::fits`] them).
+    fn replay(
+        self,
+        files: &[(PathBuf, Language)],
+        mut texts: Vec<Result<String, String>>,
+        progress: &(dyn Fn(Progress) + Sync),
+    ) -> Analysis {
+        let program_files: Vec<usize> = self.program_files(&texts).collect();
+        // The texts read again: those of the files the findings point into, and suppressions'.
+        let mut keep = vec![false; files.len()];
+        for &i in &self.suppressions {
+            keep[i] = true;
+        }
+        for span in self.findings.iter().flat_map(Finding::spans) {
+            keep[program_files[span.file as usize]] = true;
+        }
+        let mut failed = self.failed.into_iter().peekable();
+        let mut errors = Vec::new();
+        let mut program = Program::default();
+        program.files.reserve_exact(program_files.len());
+        for (i, (path, language)) in files.iter().enumerate() {
+            match std::mem::replace(&mut texts[i], Ok(String::new())) {
+                Err(error) => errors.push(error),
+                Ok(_) if failed.peek().is_some_and(|(at, _)| *at == i) => {
+                    errors.push(failed.next().expect("peeked").1);
+                }
+                Ok(text) => {
+                    let text = if keep[i] { text } else { String::new() };
+                    program.add_file(
+                        SourceFile::new(display_path(path), *language, text),
+                        FileModel::default(),
+                    );
+                }
+            }
+            progress(Progress::FileDone);
+        }
+        progress(Progress::Linking);
+        let findings = self
+            .rules
+            .iter()
+            .zip(self.findings)
+            .map(|(id, finding)| Finding {
+                rule: lints::find(id).expect("a known rule").id,
+                ..finding
+            })
+            .collect();
+        Analysis {
+            program,
+            findings,
+            errors,
+        }
+    }
 }
 
 /// Each file with its text (if it was read), its cached facts and whether they changed.
@@ -524,4 +690,67 @@ pub fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, String> 
         .stack_size(WORKER_STACK)
         .build()
         .map_err(|e| format!("cannot start {} worker threads: {e}", threads.unwrap_or(0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::{Severity, Step};
+    use crate::model::Span;
+
+    fn outcome(rule: &str, span: Span) -> Outcome {
+        let finding = Finding {
+            rule: "",
+            severity: Severity::Error,
+            message: String::new(),
+            primary: span,
+            primary_label: String::new(),
+            function: String::new(),
+            flows: vec![crate::diagnostic::Flow {
+                title: String::new(),
+                steps: vec![Step {
+                    span,
+                    function: String::new(),
+                    note: String::new(),
+                    guessed: false,
+                }],
+            }],
+            notes: Vec::new(),
+            help: None,
+        };
+        Outcome {
+            failed: vec![(1, "b: cannot be parsed".into())],
+            suppressions: vec![2],
+            rules: vec![rule.into()],
+            findings: vec![finding],
+        }
+    }
+
+    #[test]
+    fn an_outcome_fits_only_texts_its_spans_and_indices_lie_in() {
+        // The program's files are `a` and `c` (`b` failed): file 1 is `c`.
+        let texts = || vec![Ok("a".to_string()), Ok("b".into()), Ok("cé".into())];
+        let span = |file, start, end| Span { file, start, end };
+        let missing = lints::find("missing-gil").expect("a rule").id;
+        assert!(outcome(missing, span(1, 0, 3)).fits(&texts()));
+        assert!(
+            !outcome(missing, span(1, 0, 2)).fits(&texts()),
+            "not a boundary"
+        );
+        assert!(
+            !outcome(missing, span(1, 0, 4)).fits(&texts()),
+            "past the end"
+        );
+        assert!(!outcome(missing, span(2, 0, 0)).fits(&texts()), "no file 2");
+        assert!(!outcome("no-such-rule", span(0, 0, 1)).fits(&texts()));
+        let mut unread = texts();
+        unread[2] = Err("c: cannot be read".into());
+        assert!(
+            !outcome(missing, span(0, 0, 1)).fits(&unread),
+            "suppressions in c"
+        );
+        let mut disordered = outcome(missing, span(0, 0, 1));
+        disordered.failed.push((0, String::new()));
+        assert!(!disordered.fits(&texts()));
+    }
 }

@@ -196,6 +196,18 @@ fn model_of(cache: &Cache, path: &Path) -> (Key, u64, FileModel) {
     (key, learnt, model)
 }
 
+/// Removes the whole runs' outcomes from the cache, so that the next run reads the models.
+fn forget_outcomes(cache: &Path) {
+    let outcomes: Vec<PathBuf> = entries(cache)
+        .into_iter()
+        .filter(|e| e.extension().is_some_and(|x| x == "result"))
+        .collect();
+    assert!(!outcomes.is_empty(), "a run keeps its outcome");
+    outcomes
+        .iter()
+        .for_each(|e| std::fs::remove_file(e).unwrap());
+}
+
 #[test]
 fn a_model_that_does_not_fit_its_text_is_not_used_and_a_valid_one_is() {
     let project = project();
@@ -212,14 +224,39 @@ fn a_model_that_does_not_fit_its_text_is_not_used_and_a_valid_one_is() {
         end: u32::MAX,
     };
     cache.store_model(&events, key, learnt, &model);
+    forget_outcomes(&dir);
     assert_eq!(assert_same("a span out of the text", &root, &dir, 1), cold);
     // A model that fits is used as it is, whatever it says: the run trusts the cache it was
     // given (which is why a cache that git tracks is not used, see below).
     let (key, learnt, _) = model_of(&cache, &events);
     cache.store_model(&events, key, learnt, &FileModel::default());
+    forget_outcomes(&dir);
     let (emptied, _) = run(&root, Some(Location::Given(dir.clone())), 1);
     let (reference, _) = run(&root, None, 1);
     assert_ne!(emptied, reference);
+    assert!(!emptied.contains("events.cpp"), "{emptied}");
+}
+
+#[test]
+fn an_unchanged_tree_is_answered_from_the_outcome_of_the_run_before() {
+    let project = project();
+    let root = project.path().join("fixtures");
+    let dir = project.path().join("cache");
+    let cold = assert_same("cold", &root, &dir, 2);
+    // A model emptied (as a test of the model layer above shows, it would be used): the run
+    // does not read it, since the whole run's outcome answers it.
+    let cache = Cache::open(&Location::Given(dir.clone()), 1 << 30).unwrap();
+    let events = root.join(EVENTS);
+    let (key, learnt, _) = model_of(&cache, &events);
+    cache.store_model(&events, key, learnt, &FileModel::default());
+    assert_eq!(assert_same("the outcome", &root, &dir, 2), cold);
+    // Any edit is another input: the models are read, an emptied one for the new text with
+    // them (a comment appended changes nothing that was learnt).
+    edit(&root, EVENTS, |text| text + "// edited\n");
+    let text = std::fs::read_to_string(&events).unwrap();
+    let key = Key::new(&events, Language::Cpp, &text);
+    cache.store_model(&events, key, learnt, &FileModel::default());
+    let (emptied, _) = run(&root, Some(Location::Given(dir.clone())), 2);
     assert!(!emptied.contains("events.cpp"), "{emptied}");
 }
 
