@@ -589,7 +589,8 @@ impl Knowledge {
             let more: Vec<&str> = defined
                 .iter()
                 .filter(|(name, calls)| {
-                    !needs.contains(name.as_str()) && calls.iter().any(|c| needs.contains(c.as_str()))
+                    !needs.contains(name.as_str())
+                        && calls.iter().any(|c| needs.contains(c.as_str()))
                 })
                 .map(|(name, _)| name.as_str())
                 .collect();

@@ -194,7 +194,7 @@ fn c_api_style_definitions(
     let mut lexer = Lexer::new(text);
     let mut previous: Option<Token> = None;
     while let Some(token) = lexer.next() {
-        let before = std::mem::replace(&mut previous, Some(token));
+        let before = previous.replace(token);
         let Token::Ident(start, end) = token else {
             continue;
         };
@@ -293,7 +293,9 @@ fn restores_tested_state(condition: &str, call: &str) -> bool {
             let before = arguments[..at].chars().next_back();
             let after = arguments[at + condition.len()..].chars().next();
             !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
-                && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.' || c == '[')
+                && !after.is_some_and(|c| {
+                    c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.' || c == '['
+                })
         })
 }
 
@@ -1541,9 +1543,11 @@ impl<'a> Walker<'a> {
         let Some(consequence) = node.child_by_field_name("consequence") else {
             return;
         };
-        let alternative = node
-            .child_by_field_name("alternative")
-            .map(|a| a.named_child(0).filter(|_| a.kind() == "else_clause").unwrap_or(a));
+        let alternative = node.child_by_field_name("alternative").map(|a| {
+            a.named_child(0)
+                .filter(|_| a.kind() == "else_clause")
+                .unwrap_or(a)
+        });
         let condition = node
             .child_by_field_name("condition")
             .map(|c| self.text(c).to_string());
@@ -1570,7 +1574,8 @@ impl<'a> Walker<'a> {
             None => ends_in(consequence).filter(|s| {
                 s.to == GilState::Held
                     && condition.as_deref().is_some_and(|c| {
-                        let call = std::str::from_utf8(&src[s.span.start as usize..s.span.end as usize]);
+                        let call =
+                            std::str::from_utf8(&src[s.span.start as usize..s.span.end as usize]);
                         restores_tested_state(c, call.unwrap_or(""))
                     })
             }),
