@@ -17,13 +17,18 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use rustc_hash::FxHashMap;
 
 use crate::callgraph::CallGraph;
-use crate::diagnostic::{Step, follows_guess};
+use crate::diagnostic::{Step, guesses};
 use crate::frontend::Language;
 use crate::model::{
     CallTarget, FnId, Function, FunctionKind, GilState, LockKind, LockRegion, Program, Span,
 };
 
 pub type LockId = usize;
+
+/// A path follows at most this many guessed calls. Each guess may invent the path, and two
+/// compound: on the real-code ledger, findings whose best path needed two guesses or more were
+/// nearly all false.
+const MAX_GUESSES_PER_PATH: usize = 1;
 
 /// A function entered in a GIL state with a set of locks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -252,10 +257,12 @@ impl Builder<'_> {
                 queue.push_back(node);
             }
         }
-        // Every node reached through resolved calls is reached so first, so that its path
-        // shows no guess when it has one without; guessed calls are followed after.
+        // Every node is reached first along a path with the fewest guessed calls (a breadth-first
+        // search per number of guesses), so that its path shows no guess when it has one without,
+        // and one guess rather than two: each guess may invent the path.
         let mut deferred = Vec::new();
-        let mut certain_only = true;
+        // The guessed calls on the paths of the nodes being visited.
+        let mut guesses = 0;
         loop {
             while let Some(node) = queue.pop_front() {
                 order.push(node);
@@ -303,25 +310,26 @@ impl Builder<'_> {
                             unpublished: f.unpublished_receiver(call)
                                 || node.unpublished && on_this,
                         };
-                        let guessed = self.graph.guessed(node.function, call);
-                        if guessed && certain_only {
-                            deferred.push((next, node, call));
+                        if self.graph.guessed(node.function, call) {
+                            if guesses < MAX_GUESSES_PER_PATH {
+                                deferred.push((next, node, call));
+                            }
                         } else if let Entry::Vacant(entry) = preds.entry(next) {
                             entry.insert(Pred::Call {
                                 caller: node,
                                 call,
-                                guessed,
+                                guessed: false,
                             });
                             queue.push_back(next);
                         }
                     }
                 }
             }
-            if !certain_only || deferred.is_empty() {
+            if deferred.is_empty() {
                 break;
             }
-            certain_only = false;
-            for (next, caller, call) in deferred.drain(..) {
+            guesses += 1;
+            for (next, caller, call) in std::mem::take(&mut deferred) {
                 if let Entry::Vacant(entry) = preds.entry(next) {
                     entry.insert(Pred::Call {
                         caller,
@@ -393,7 +401,7 @@ impl Builder<'_> {
                 match sites.get_mut(&at) {
                     Some(witness) => {
                         witness.bindings.insert(reach.binding);
-                        if follows_guess(&witness.trace) && !reach.guessed(node) {
+                        if reach.guesses(node) < guesses(&witness.trace) {
                             witness.trace = trace_to(self.program, reach, node, at.start);
                         }
                     }
@@ -443,9 +451,12 @@ fn gil_state_without(f: &Function, skip: usize, offset: u32, entry: GilState) ->
 }
 
 impl Reach {
-    /// Whether the path to `node` follows a guessed call.
-    pub fn guessed(&self, node: Node) -> bool {
-        self.path_to(node).iter().any(|&(_, _, guessed)| guessed)
+    /// How many guessed calls the path to `node` follows.
+    pub fn guesses(&self, node: Node) -> usize {
+        self.path_to(node)
+            .iter()
+            .filter(|&&(_, _, guessed)| guessed)
+            .count()
     }
 
     /// The calls from the binding to `node`: `(caller, call index, guessed)`, outermost first.

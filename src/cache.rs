@@ -321,7 +321,7 @@ fn fits(model: &FileModel, text: &str) -> bool {
             && f.call_notes.iter().all(|(call, note)| {
                 (*call as usize) < f.calls.len()
                     && match note {
-                        CallNote::PassedTo(call, _) => (*call as usize) < f.calls.len(),
+                        CallNote::PassedTo(call, ..) => (*call as usize) < f.calls.len(),
                         CallNote::Spawns(_)
                         | CallNote::Unpublished
                         | CallNote::ArgumentTypes(_) => true,

@@ -27,6 +27,11 @@ pub fn follows_guess(steps: &[Step]) -> bool {
     steps.iter().any(|s| s.guessed)
 }
 
+/// How many guessed calls a path follows.
+pub fn guesses(steps: &[Step]) -> usize {
+    steps.iter().filter(|s| s.guessed).count()
+}
+
 /// A path through the program: for a deadlock, what one thread does.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Flow {

@@ -150,6 +150,9 @@ struct BindingsSection {
     /// `py::init<Args...>()`: with no argument, binds the bound class's constructor.
     #[serde(default)]
     constructor_wrappers: Vec<String>,
+    /// `py::pickle(get, set)` as a `.def` argument: binds `__getstate__` and `__setstate__`.
+    #[serde(default)]
+    pickle_wrappers: Vec<String>,
     /// Project functions that bind their callable argument under their string argument, as
     /// `.def` does (`def_nogil(m, "name", f)`); in `def_functions_released`, with the GIL
     /// released on entry. Those defined in the file that calls them are found by themselves.
@@ -209,6 +212,8 @@ struct ThreadsSection {
     spawn_types: Vec<String>,
     #[serde(default)]
     spawn_calls: Vec<String>,
+    #[serde(default)]
+    worker_calls: Vec<String>,
     #[serde(default)]
     join_methods: Vec<String>,
     #[serde(default)]
@@ -330,6 +335,7 @@ pub struct Knowledge {
     pub callable_wrappers: HashSet<String>,
     pub method_tables: HashSet<String>,
     pub constructor_wrappers: HashSet<String>,
+    pub pickle_wrappers: HashSet<String>,
     /// Function name -> whether it binds with the GIL released.
     pub def_functions: std::collections::HashMap<String, bool>,
     /// Macro name -> the index of its argument that is bound.
@@ -355,6 +361,9 @@ pub struct Knowledge {
     pub unlock_methods: HashSet<String>,
     pub spawn_types: NameSet,
     pub spawn_calls: NameSet,
+    /// Calls (`tbb::parallel_for`, or `Class::method`) that run their lambda argument on other
+    /// threads and wait for those threads.
+    pub worker_calls: NameSet,
     pub join_methods: HashSet<String>,
     pub container_add_methods: HashSet<String>,
     pub condvar_types: NameSet,
@@ -463,6 +472,8 @@ impl Knowledge {
         self.method_tables.extend(b.method_tables.iter().cloned());
         self.constructor_wrappers
             .extend(b.constructor_wrappers.iter().cloned());
+        self.pickle_wrappers
+            .extend(b.pickle_wrappers.iter().cloned());
         self.def_functions
             .extend(b.def_functions.iter().map(|f| (f.clone(), false)));
         self.def_functions
@@ -502,6 +513,7 @@ impl Knowledge {
         let threads = &file.threads;
         self.spawn_types.extend(&threads.spawn_types, &[]);
         self.spawn_calls.extend(&threads.spawn_calls, &[]);
+        self.worker_calls.extend(&threads.worker_calls, &[]);
         self.join_methods
             .extend(threads.join_methods.iter().cloned());
         self.condvar_types.extend(&threads.condvar_types, &[]);

@@ -167,8 +167,8 @@ pub struct CallSite {
 pub enum CallNote {
     /// For a lambda written as argument `.1` of call site `.0` of the same function: the lambda
     /// runs inside the callee when the callee calls that parameter (a wrapper such as
-    /// `without_gil([&] { ... })`), and in place otherwise.
-    PassedTo(u32, u32),
+    /// `without_gil([&] { ... })`); `.2` says what happens to it otherwise.
+    PassedTo(u32, u32, Unconsumed),
     /// The callee runs on a new thread (`std::thread t(f)`), without the GIL, "holding" the
     /// thread lock of this name until it ends.
     Spawns(Box<str>),
@@ -181,6 +181,22 @@ pub enum CallNote {
     ArgumentTypes(ThinVec<Option<Box<str>>>),
 }
 
+/// What becomes of a lambda passed to a call none of whose callees calls that parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Unconsumed {
+    /// It runs in place, at the call: C++, where a project function's calls of its callable
+    /// parameters are not all seen (`std::forward<F>(f)()`), and `std::for_each` runs it.
+    InPlace,
+    /// A project callee keeps it for later (`self.callbacks.push(Box::new(f))`), so it does not
+    /// run here; a callee outside the project runs it in place, as the knowledge says of it
+    /// (`opt.map(|x| ..)`, `cell.get_or_init(|| ..)`).
+    RunByLibrary,
+    /// It is kept for later wherever the callee is: a project function that does not call it,
+    /// or a library function the knowledge does not list as running it
+    /// (`env.add_filter(name, |..| ..)`).
+    Stored,
+}
+
 /// A declared type as overloads are told apart by it: its last path segment without template
 /// arguments (`std::vector<std::pair<A, B>>` is `vector`, `ns::State` is `State`).
 pub fn type_name(declared: &str) -> &str {
@@ -190,8 +206,9 @@ pub fn type_name(declared: &str) -> &str {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CallTarget {
-    /// A call by name: `f()`, `ns::f()`, `x.f()`, `this->f()`. (Boxed strings: a program has
-    /// hundreds of thousands of call sites.)
+    /// A call by name: `f()`, `ns::f()`, `x.f()`, `this->f()`; a C++ `::f()` keeps its leading
+    /// `::` (the global `f` only). (Boxed strings: a program has hundreds of thousands of call
+    /// sites.)
     Named { path: Box<str>, receiver: Receiver },
     /// A function defined at the call (a lambda run where it is written, or through a local
     /// variable), already resolved by the front-end.
@@ -718,9 +735,9 @@ impl Function {
     }
 
     /// See [`CallNote::PassedTo`].
-    pub fn passed_to(&self, call: usize) -> Option<(u32, u32)> {
+    pub fn passed_to(&self, call: usize) -> Option<(u32, u32, Unconsumed)> {
         self.notes(call).find_map(|note| match note {
-            CallNote::PassedTo(outer, index) => Some((*outer, *index)),
+            CallNote::PassedTo(outer, index, unconsumed) => Some((*outer, *index, *unconsumed)),
             CallNote::Spawns(_) | CallNote::Unpublished | CallNote::ArgumentTypes(_) => None,
         })
     }

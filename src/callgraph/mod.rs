@@ -29,7 +29,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use resolve::judge_call;
 pub(crate) use resolve::{Lookup, Scope, qualified_names, resolve_call};
 
-use crate::model::{CallTarget, FnId, Function, FunctionKind, Language, Program, last_segment};
+use crate::model::{
+    CallTarget, FnId, Function, FunctionKind, Language, Program, Unconsumed, last_segment,
+};
 
 pub struct CallGraph {
     /// For each call site of the program (numbered function by function, from
@@ -348,9 +350,10 @@ fn nth_list<'a>(ends: &[u32], items: &'a [FnId], n: usize) -> &'a [FnId] {
 }
 
 /// A lambda passed to a project function that calls that parameter (`without_gil([&] { ... })`)
-/// runs inside the callee, at the parameter's call, in the callee's GIL state; it runs in place
-/// only when no callee calls the parameter. Returns the call sites of the lambdas that run inside
-/// their callee (so not where they are written), the functions that call a parameter, and the
+/// runs inside the callee, at the parameter's call, in the callee's GIL state; when no callee
+/// calls the parameter, it runs in place or is kept for later, as its [`Unconsumed`] says.
+/// Returns the call sites of the lambdas that do not run in place (inside their callee, or
+/// kept), the functions that call a parameter, and the
 /// lambdas passed to them by each call site (the analysis enters such a function once per call
 /// site, so each call runs its own lambdas).
 #[allow(clippy::type_complexity)]
@@ -362,19 +365,37 @@ fn route_passed_lambdas(
     FxHashSet<FnId>,
     FxHashMap<(FnId, usize, u32), Vec<FnId>>,
 ) {
+    // Whether a callable passed as argument `index` of call `outer` of `caller` runs: inside a
+    // callee that calls that parameter, or else as its `Unconsumed` says.
+    let runs = |calls_param: &FxHashSet<(FnId, u32)>,
+                caller: FnId,
+                (outer, index, unconsumed): (u32, u32, Unconsumed)| {
+        let outer_callees = callees[caller].get(outer as usize);
+        let consumed = outer_callees
+            .iter()
+            .any(|&callee| calls_param.contains(&(callee, index)));
+        let in_place = match unconsumed {
+            Unconsumed::InPlace => true,
+            Unconsumed::RunByLibrary => outer_callees.is_empty(),
+            Unconsumed::Stored => false,
+        };
+        (consumed, in_place)
+    };
     let mut calls_param: FxHashSet<(FnId, u32)> = program
         .functions
         .iter()
         .enumerate()
         .flat_map(|(id, f)| {
-            f.calls.iter().filter_map(move |c| match c.target {
-                CallTarget::Param(index) => Some((id, index)),
-                _ => None,
+            f.calls.iter().enumerate().filter_map(move |(site, c)| {
+                match (&c.target, f.passed_to(site)) {
+                    (CallTarget::Param(index), None) => Some((id, *index)),
+                    _ => None,
+                }
             })
         })
         .collect();
     // A closure that calls a parameter of the function it is written in (`self.detach(|| f())`)
-    // makes that function call it.
+    // makes that function call it; so does handing the parameter to a callee that runs it.
     loop {
         let inherited: Vec<(FnId, u32)> = program
             .functions
@@ -382,18 +403,29 @@ fn route_passed_lambdas(
             .enumerate()
             .flat_map(|(id, f)| {
                 let calls_param = &calls_param;
-                f.calls.iter().filter_map(move |c| match c.target {
-                    CallTarget::Direct(lambda)
-                        if program.functions[lambda].kind == FunctionKind::Lambda =>
-                    {
-                        Some(
-                            calls_param
-                                .iter()
-                                .filter(move |(f, _)| *f == lambda)
-                                .map(move |(_, i)| (id, *i)),
-                        )
-                    }
-                    _ => None,
+                f.calls.iter().enumerate().filter_map(move |(site, c)| {
+                    let found: Box<dyn Iterator<Item = (FnId, u32)>> = match c.target {
+                        CallTarget::Direct(lambda)
+                            if program.functions[lambda].kind == FunctionKind::Lambda =>
+                        {
+                            Box::new(
+                                calls_param
+                                    .iter()
+                                    .filter(move |(f, _)| *f == lambda)
+                                    .map(move |(_, i)| (id, *i)),
+                            )
+                        }
+                        CallTarget::Param(index) => {
+                            let passed = f.passed_to(site)?;
+                            let (consumed, in_place) = runs(calls_param, id, passed);
+                            if !(consumed || in_place) {
+                                return None;
+                            }
+                            Box::new(std::iter::once((id, index)))
+                        }
+                        _ => return None,
+                    };
+                    Some(found)
                 })
             })
             .flatten()
@@ -408,7 +440,7 @@ fn route_passed_lambdas(
     let mut run_by_callee = FxHashSet::default();
     for (caller, f) in program.functions.iter().enumerate() {
         for (site, call) in f.calls.iter().enumerate() {
-            let Some((outer, index)) = f.passed_to(site) else {
+            let Some((outer, index, unconsumed)) = f.passed_to(site) else {
                 continue;
             };
             // A closure, or a function item passed by name (`engine.apply(parse_row)`).
@@ -417,17 +449,16 @@ fn route_passed_lambdas(
                 CallTarget::Named { .. } => callees[caller].get(site),
                 CallTarget::Param(_) => continue,
             };
-            let outer = outer as usize;
-            let consumed = callees[caller]
-                .get(outer)
-                .iter()
-                .any(|&callee| calls_param.contains(&(callee, index)));
+            let (consumed, in_place) = runs(&calls_param, caller, (outer, index, unconsumed));
             if consumed {
                 run_by_callee.insert((caller, site));
                 passed
-                    .entry((caller, outer, index))
+                    .entry((caller, outer as usize, index))
                     .or_default()
                     .extend_from_slice(lambdas);
+            } else if !in_place {
+                // Kept for later by the callee: it runs neither here nor inside the callee.
+                run_by_callee.insert((caller, site));
             }
         }
     }

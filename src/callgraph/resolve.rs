@@ -72,7 +72,7 @@ impl<'a> Scope<'a> {
 /// The answers given with a bound (`most`) may stop short once the bound is passed, since adding
 /// definitions never brings a count back under it.
 pub(crate) trait Lookup {
-    type Id: Copy;
+    type Id: Copy + PartialEq;
     fn function(&self, id: Self::Id) -> &Function;
     fn language(&self, id: Self::Id) -> Language;
     /// The non-lambda functions with this qualified name.
@@ -148,9 +148,19 @@ pub(crate) fn judge_call<L: Lookup>(
             guessed: false,
         };
     };
-    let Resolution { callees, guessed } = resolve(lookup, caller, path, receiver);
+    let (callees, how) = resolve(lookup, caller, path, receiver);
+    // Dispatch is judged on the overrides that take the arguments: `s.Name()` is no guess when
+    // the overrides all take a parameter.
+    let judged = |callees: Vec<L::Id>| Resolution {
+        guessed: match how {
+            How::Certain => false,
+            How::ByName => true,
+            How::Dispatch => qualified_names(lookup, &callees) > 1,
+        },
+        callees,
+    };
     let Some(args) = args else {
-        return Resolution { callees, guessed };
+        return judged(callees);
     };
     // A method matched by name only must also take the arguments given; for other calls,
     // dropping every candidate resolved by name and scope would hide real paths (a default
@@ -166,10 +176,17 @@ pub(crate) fn judge_call<L: Lookup>(
     } else {
         fitting
     };
-    Resolution {
-        callees: by_argument_types(lookup, callees, argument_types),
-        guessed,
-    }
+    judged(by_argument_types(lookup, callees, argument_types))
+}
+
+/// How a call's candidates were found.
+enum How {
+    /// By scope, or on a receiver of a known class that no other class overrides.
+    Certain,
+    /// Virtual dispatch: a guess when the overrides of several classes remain.
+    Dispatch,
+    /// By method name alone: always a guess.
+    ByName,
 }
 
 /// Of overloads that take as many arguments, those whose parameter types do not conflict with
@@ -197,20 +214,12 @@ fn resolve<L: Lookup>(
     caller: Scope,
     path: &str,
     receiver: &Receiver,
-) -> Resolution<L::Id> {
-    let certain = |callees| Resolution {
-        callees,
-        guessed: false,
-    };
-    let guess = |callees| Resolution {
-        callees,
-        guessed: true,
-    };
+) -> (Vec<L::Id>, How) {
     match receiver {
-        Receiver::None => certain(resolve_path(lookup, caller, path)),
+        Receiver::None => (resolve_path(lookup, caller, path), How::Certain),
         Receiver::This => {
             if let Some(own) = in_enclosing_scopes(lookup, caller, path) {
-                return certain(own);
+                return (own, How::Certain);
             }
             let mut methods = untyped_methods(lookup, path, caller.language);
             // A Rust `self` has its impl's type: what that type's own impls do not define
@@ -225,11 +234,11 @@ fn resolve<L: Lookup>(
                 });
             }
             // In C++ a `this->f()` that the class does not define is matched by name.
-            let by_name = caller.self_type.is_none();
-            Resolution {
-                guessed: by_name || qualified_names(lookup, &methods) > 1,
-                callees: methods,
-            }
+            let how = match caller.self_type {
+                None => How::ByName,
+                Some(_) => How::Dispatch,
+            };
+            (methods, how)
         }
         Receiver::Object | Receiver::Native if caller.by_method_name => {
             let mut methods = untyped_methods(lookup, path, caller.language);
@@ -246,17 +255,13 @@ fn resolve<L: Lookup>(
             if *receiver == Receiver::Native {
                 methods.retain(|&id| !lookup.function(id).framework);
             }
-            guess(methods)
+            (methods, How::ByName)
         }
-        Receiver::Object | Receiver::Native => certain(Vec::new()),
+        Receiver::Object | Receiver::Native => (Vec::new(), How::Certain),
         Receiver::Typed(ty) => {
-            let methods = typed(lookup, caller, path, ty);
             // Virtual dispatch to the overrides of several classes: which one runs depends on
             // the object.
-            Resolution {
-                guessed: qualified_names(lookup, &methods) > 1,
-                callees: methods,
-            }
+            (typed(lookup, caller, path, ty), How::Dispatch)
         }
     }
 }
@@ -383,6 +388,10 @@ fn through_usings<L: Lookup>(lookup: &L, caller: Scope, path: &str) -> Vec<L::Id
 /// name, its constructors (`T(a)`, `T x(a)`, `new T(a)`); failing that, `C::f` as a method that
 /// `C` inherits (`&Derived::f` bound for `Base::f`).
 fn resolve_path<L: Lookup>(lookup: &L, caller: Scope, path: &str) -> Vec<L::Id> {
+    // `::f()`: the global `f` alone (a C library's, often wrapped by a method of that name).
+    if let Some(global) = path.strip_prefix("::") {
+        return callable_with_qualname(lookup, global, caller.language);
+    }
     let found = resolve_function(lookup, caller, path);
     if !found.is_empty() || caller.language != Language::Cpp {
         return found;
@@ -412,9 +421,25 @@ fn resolve_function<L: Lookup>(lookup: &L, caller: Scope, path: &str) -> Vec<L::
     if !found.is_empty() {
         return found;
     }
-    lookup
+    let bare = !path.contains("::");
+    // In a method, a bare name is looked up in its class's bases before the namespaces.
+    if bare && let Some(class) = caller.own_class {
+        let found = inherited(lookup, path, class, caller.language);
+        if !found.is_empty() {
+            return found;
+        }
+    }
+    let mut found = lookup
         .ending_with(path, caller.language, 1)
-        .unwrap_or_default()
+        .unwrap_or_default();
+    // Nor is a bare name any other class's method: there is no object to call it on. (A
+    // namespace's function stays: brought in by a `using` or an argument's namespace that is
+    // not in sight.)
+    if bare && !found.is_empty() {
+        let methods = lookup.methods_named(path, usize::MAX).unwrap_or_default();
+        found.retain(|id| !methods.contains(id));
+    }
+    found
 }
 
 /// The classes (by simple name) that calls may be made on: typed receivers, and the type of a
@@ -515,6 +540,14 @@ mod tests {
         assert_eq!(guesses(body, "use"), [false, false, false, true, true]);
         // `this->own()` is not `Leaf`'s: matched by name; `this->gone()` matches nothing.
         assert_eq!(guesses(body, "Leaf::go"), [true, true]);
+    }
+
+    #[test]
+    fn dispatch_is_a_guess_only_among_overrides_that_take_the_arguments() {
+        let body = "struct Base { virtual void run(int) {}\n void run() {} };\n\
+                    struct Derived : Base { void run(int) override {} };\n\
+                    void use(Base& b) { b.run(); b.run(1); }\n";
+        assert_eq!(guesses(body, "use"), [false, true]);
     }
 
     #[test]

@@ -17,7 +17,8 @@ use syn::{Expr, FnArg, ImplItem, Item, Pat, Type};
 use crate::knowledge::Knowledge;
 use crate::model::{
     Binding, CallNote, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState,
-    GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span, last_segment,
+    GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span, Unconsumed,
+    last_segment,
 };
 
 pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileModel, String> {
@@ -1001,7 +1002,7 @@ impl Walker<'_> {
         span: SynSpan,
         target: CallTarget,
         args: u32,
-        passed_to: Option<(usize, u32)>,
+        passed_to: Option<(usize, u32, Unconsumed)>,
     ) {
         let spawns = self.parallel_thread(span_of(span).start);
         let site = CallSite {
@@ -1010,7 +1011,7 @@ impl Walker<'_> {
             args,
         };
         let notes = passed_to
-            .map(|(call, index)| CallNote::PassedTo(call as u32, index))
+            .map(|(call, index, unconsumed)| CallNote::PassedTo(call as u32, index, unconsumed))
             .into_iter()
             .chain(spawns.map(|thread| CallNote::Spawns(thread.into_boxed_str())));
         if let Some(f) = self.current() {
@@ -1231,15 +1232,12 @@ impl Walker<'_> {
 
     /// Walks a closure that is an argument of the call just pushed (or of a construct that is not
     /// a call), marking it as passed to that call when `passed_to` says so.
-    fn argument_closure(&mut self, closure: &syn::ExprClosure, passed_to: Option<(usize, u32)>) {
-        let number = self.frames.last_mut().map_or(0, |f| {
-            f.closures += 1;
-            f.closures
-        });
-        let owner = self.frames.last().map_or(self.module.join("::"), |f| {
-            self.model.functions[f.id].qualname.clone()
-        });
-        let id = self.closure_function(closure, &format!("{owner}::{{closure#{number}}}"));
+    fn argument_closure(
+        &mut self,
+        closure: &syn::ExprClosure,
+        passed_to: Option<(usize, u32, Unconsumed)>,
+    ) {
+        let id = self.numbered_closure(closure);
         self.push_call(
             closure.inputs_begin.span,
             CallTarget::Direct(id),
@@ -1248,28 +1246,51 @@ impl Walker<'_> {
         );
     }
 
+    /// A closure written as an argument, as a function of its own named by its number in the
+    /// function it is written in (whether or not it runs there, so that the names of those after
+    /// it do not depend on it).
+    fn numbered_closure(&mut self, closure: &syn::ExprClosure) -> FnId {
+        let number = self.frames.last_mut().map_or(0, |f| {
+            f.closures += 1;
+            f.closures
+        });
+        let owner = self.frames.last().map_or(self.module.join("::"), |f| {
+            self.model.functions[f.id].qualname.clone()
+        });
+        self.closure_function(closure, &format!("{owner}::{{closure#{number}}}"))
+    }
+
     fn visit_arguments<'e>(
         &mut self,
         args: impl Iterator<Item = &'e Expr>,
-        passed_to_call: Option<usize>,
+        passed_to_call: Option<(usize, Unconsumed)>,
     ) {
         for (index, arg) in args.enumerate() {
+            let passed_to =
+                passed_to_call.map(|(call, unconsumed)| (call, index as u32, unconsumed));
             match arg {
-                Expr::Closure(c) => {
-                    self.argument_closure(c, passed_to_call.map(|call| (call, index as u32)))
-                }
+                Expr::Closure(c) => self.argument_closure(c, passed_to),
                 _ => match self.callable_argument(arg) {
-                    Some(target) => self.push_call(
-                        arg.span(),
-                        target,
-                        0,
-                        passed_to_call.map(|call| (call, index as u32)),
-                    ),
+                    Some(target) => self.push_call(arg.span(), target, 0, passed_to),
                     None => {
-                        self.passed_callable_parameter(arg);
+                        self.passed_callable_parameter(arg, passed_to);
                         self.visit_expr(arg);
                     }
                 },
+            }
+        }
+    }
+
+    /// The arguments of a call that keeps its callable arguments for later: a closure is walked
+    /// as a function that nothing here calls, a function passed by name is not called.
+    fn stored_arguments<'e>(&mut self, args: impl Iterator<Item = &'e Expr>) {
+        for arg in args {
+            match arg {
+                Expr::Closure(c) => {
+                    self.numbered_closure(c);
+                }
+                _ if self.callable_argument(arg).is_some() => {}
+                _ => self.visit_expr(arg),
             }
         }
     }
@@ -1306,9 +1327,13 @@ impl Walker<'_> {
             })
     }
 
-    /// A callable parameter handed on (`catch_unwind(AssertUnwindSafe(f))`) is assumed to be
-    /// called there.
-    fn passed_callable_parameter(&mut self, arg: &Expr) {
+    /// A callable parameter handed on (`catch_unwind(AssertUnwindSafe(f))`) is called there
+    /// when the callee runs it, as a closure written there would be (see `passed_to`).
+    fn passed_callable_parameter(
+        &mut self,
+        arg: &Expr,
+        passed_to: Option<(usize, u32, Unconsumed)>,
+    ) {
         let inner = match arg {
             Expr::Call(call) if call.args.len() == 1 => &call.args[0],
             other => other,
@@ -1322,7 +1347,7 @@ impl Walker<'_> {
             frame.callable_params.contains(&name),
             frame.locals.get(&name).cloned(),
         ) {
-            self.push_call(p.span(), CallTarget::Param(index), 0, None);
+            self.push_call(p.span(), CallTarget::Param(index), 0, passed_to);
         }
     }
 
@@ -1547,32 +1572,55 @@ impl Walker<'_> {
         self.spawn_closures(&thread, args);
     }
 
-    /// The closures among `args` run on new threads that hold the thread lock `thread`.
+    /// The thread a spawn call at `at` starts: named by the field or the `let` that keeps its
+    /// handle, or else by the call and its line.
+    fn spawned_thread(&mut self, written: &str, at: SynSpan) -> String {
+        let field = self.frames.last_mut().and_then(|f| f.field_thread.take());
+        let thread = field.unwrap_or_else(|| {
+            self.frames
+                .last()
+                .and_then(|f| f.binding_thread.clone())
+                .map_or_else(
+                    || self.qualified(&format!("{written}@{}", at.start().line)),
+                    |name| self.qualified(&name),
+                )
+        });
+        if let Some(frame) = self.frames.last_mut()
+            && let Some(name) = frame.binding_thread.take()
+        {
+            frame.locals.insert(name, Local::Thread(thread.clone()));
+        }
+        thread
+    }
+
+    /// The callables among `args` run on new threads that hold the thread lock `thread`; so do
+    /// the calls that make the other arguments (`spawn(worker.run())`: the future runs there).
     fn spawn_closures<'e>(&mut self, thread: &str, args: impl Iterator<Item = &'e Expr>) {
         for arg in args {
-            let target = match arg {
-                Expr::Closure(_) => None,
-                _ => match self.callable_argument(arg) {
-                    Some(target) => Some(target),
-                    None => {
-                        self.visit_expr(arg);
-                        continue;
-                    }
-                },
-            };
             let saved = self
                 .frames
                 .last_mut()
                 .and_then(|f| f.parallel.replace((u32::MAX, thread.to_string())));
-            match (arg, target) {
+            match (arg, self.callable_argument(arg)) {
                 (Expr::Closure(c), _) => self.argument_closure(c, None),
                 (_, Some(target)) => self.push_call(arg.span(), target, 0, None),
-                _ => {}
+                _ => self.visit_expr(arg),
             }
             if let Some(frame) = self.frames.last_mut() {
                 frame.parallel = saved;
             }
         }
+    }
+}
+
+/// What becomes of a closure passed to a call none of whose project callees calls it: one that
+/// the knowledge says the library runs (`opt.map(|x| ..)`) runs in place when the callee is the
+/// library's; any other is kept for later.
+fn unconsumed(library_runs: bool) -> Unconsumed {
+    if library_runs {
+        Unconsumed::RunByLibrary
+    } else {
+        Unconsumed::Stored
     }
 }
 
@@ -1947,21 +1995,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                     .spawn_calls
                     .contains(&segments[segments.len() - 2..].join("::")))
         {
-            let field = self.frames.last_mut().and_then(|f| f.field_thread.take());
-            let thread = field.unwrap_or_else(|| {
-                self.frames
-                    .last()
-                    .and_then(|f| f.binding_thread.clone())
-                    .map_or_else(
-                        || self.qualified(&format!("{written}@{}", func.span().start().line)),
-                        |name| self.qualified(&name),
-                    )
-            });
-            if let Some(frame) = self.frames.last_mut()
-                && let Some(name) = frame.binding_thread.take()
-            {
-                frame.locals.insert(name, Local::Thread(thread.clone()));
-            }
+            let thread = self.spawned_thread(&written, func.span());
             self.spawn_closures(&thread, call.args.iter());
             return;
         }
@@ -2003,7 +2037,10 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             self.guard_function_call(func.span(), &written);
         }
         self.push_call(func.span(), target, call.args.len() as u32, None);
-        let index = self.last_call_index();
+        let library_runs = rust.running_calls.contains(&last);
+        let index = self
+            .last_call_index()
+            .map(|i| (i, unconsumed(library_runs)));
         let regions = self.region_count();
         self.visit_arguments(call.args.iter(), index);
         self.hold_argument_temporaries(span_of(func.span()).start, regions, args_span.end);
@@ -2052,6 +2089,14 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         ) {
             return;
         }
+        // `joinset.spawn(worker.run())`, `builder.spawn(|| ..)`: a task or thread of a runtime.
+        if rust.spawn_methods.contains(&method)
+            && !matches!(&*call.receiver, Expr::Path(p) if p.path.is_ident("self"))
+        {
+            let thread = self.spawned_thread(&method, call.method.span());
+            self.spawn_closures(&thread, call.args.iter());
+            return;
+        }
         if rust.scoped_methods.contains(&method)
             && call.args.iter().any(|a| matches!(a, Expr::Closure(_)))
         {
@@ -2085,8 +2130,12 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 Some(ty) => Receiver::Typed(ty.into()),
                 // The call graph follows no Rust method call on a receiver of unknown type (see
                 // `callgraph`), so none is kept: a third of a Rust program's calls. Closures
-                // passed to it run in place, as they would.
-                None => return self.visit_arguments(call.args.iter(), None),
+                // passed to it run in place when the knowledge says the method runs them
+                // (`.map(|x| ..)`), and are kept for later otherwise (`env.add_filter(n, |..| ..)`).
+                None if rust.running_methods.contains(&method) => {
+                    return self.visit_arguments(call.args.iter(), None);
+                }
+                None => return self.stored_arguments(call.args.iter()),
             },
         };
         if receiver == Receiver::This
@@ -2094,12 +2143,15 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         {
             self.guard_function_call(call.method.span(), &format!("{ty}::{method}"));
         }
+        let library_runs = self.k.rust.running_methods.contains(&method);
         let target = CallTarget::Named {
             path: method.into(),
             receiver,
         };
         self.push_call(call.method.span(), target, call.args.len() as u32, None);
-        let index = self.last_call_index();
+        let index = self
+            .last_call_index()
+            .map(|i| (i, unconsumed(library_runs)));
         let regions = self.region_count();
         self.visit_arguments(call.args.iter(), index);
         self.hold_argument_temporaries(span_of(call.method.span()).start, regions, args_span.end);

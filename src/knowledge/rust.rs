@@ -24,6 +24,17 @@ pub(super) struct RustFile {
     locks: Locks,
     #[serde(default)]
     threads: Threads,
+    #[serde(default)]
+    callables: Callables,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Callables {
+    #[serde(default)]
+    running_methods: Vec<String>,
+    #[serde(default)]
+    running_calls: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -102,6 +113,8 @@ struct Threads {
     #[serde(default)]
     scoped_methods: Vec<String>,
     #[serde(default)]
+    spawn_methods: Vec<String>,
+    #[serde(default)]
     parallel_methods: Vec<String>,
     #[serde(default)]
     condvar_types: Vec<String>,
@@ -128,6 +141,10 @@ pub struct RustKnowledge {
     pub detached_once_methods: HashSet<String>,
     pub gil_cells: HashSet<String>,
     pub lazy_types: HashSet<String>,
+    /// Library methods and functions that call the closures passed to them before they return
+    /// (`opt.map(|x| ..)`, `catch_unwind(|| ..)`); other libraries' keep them for later.
+    pub running_methods: HashSet<String>,
+    pub running_calls: HashSet<String>,
     pub lazy_macros: HashSet<String>,
     pub mutex_methods: HashSet<String>,
     pub mutex_types: HashSet<String>,
@@ -143,6 +160,9 @@ pub struct RustKnowledge {
     pub awaited_spawn_calls: HashSet<String>,
     pub scoped_calls: HashSet<String>,
     pub scoped_methods: HashSet<String>,
+    /// Methods that run their callable or future argument on a runtime's thread
+    /// (`joinset.spawn(fut)`).
+    pub spawn_methods: HashSet<String>,
     pub parallel_methods: HashSet<String>,
     pub condvar_types: HashSet<String>,
     pub condvar_wait_methods: HashSet<String>,
@@ -153,7 +173,7 @@ pub struct RustKnowledge {
 
 impl RustKnowledge {
     pub(super) fn add(&mut self, file: RustFile) {
-        let pairs: [(&mut HashSet<String>, Vec<String>); 30] = [
+        let pairs: [(&mut HashSet<String>, Vec<String>); 33] = [
             (&mut self.release_closures, file.gil.release_closures),
             (&mut self.acquire_closures, file.gil.acquire_closures),
             (&mut self.acquire_calls, file.gil.acquire_calls),
@@ -180,6 +200,8 @@ impl RustKnowledge {
             ),
             (&mut self.gil_cells, file.locks.gil_cells),
             (&mut self.lazy_types, file.locks.lazy_types),
+            (&mut self.running_methods, file.callables.running_methods),
+            (&mut self.running_calls, file.callables.running_calls),
             (&mut self.lazy_macros, file.locks.lazy_macros),
             (&mut self.mutex_methods, file.locks.mutex_methods),
             (&mut self.mutex_types, file.locks.mutex_types),
@@ -201,6 +223,7 @@ impl RustKnowledge {
             ),
             (&mut self.scoped_calls, file.threads.scoped_calls),
             (&mut self.scoped_methods, file.threads.scoped_methods),
+            (&mut self.spawn_methods, file.threads.spawn_methods),
             (&mut self.parallel_methods, file.threads.parallel_methods),
             (&mut self.condvar_types, file.threads.condvar_types),
             (

@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 
 use super::{Group, Precision, declare_lint};
 use crate::analysis::{Facts, trace_to};
-use crate::diagnostic::{Finding, Flow, Severity, Step, follows_guess};
+use crate::diagnostic::{Finding, Flow, Severity, Step, guesses};
 use crate::model::{GilState, Program, Span};
 
 declare_lint! {
@@ -86,8 +86,8 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
                 }
                 let key = (function, py_use.span, index);
                 match hits.get_mut(&key) {
-                    // A path through resolved calls only is the one to show.
-                    Some(hit) if follows_guess(&hit.trace) && !reach.guessed(node) => {
+                    // The path with the fewest guessed calls is the one to show.
+                    Some(hit) if reach.guesses(node) < guesses(&hit.trace) => {
                         let trace = trace_to(program, reach, node, py_use.span.start);
                         if hit.binding != binding {
                             hit.others.retain(|&b| b != binding);
@@ -228,6 +228,65 @@ mod tests {
             .map(|s| s.note.as_str())
             .collect();
         assert!(path.contains(&"calls `helper`"), "{path:?}");
+    }
+
+    /// The call notes of the path that `found`'s one finding shows.
+    fn shown_path(files: &[(&str, &str)]) -> Vec<String> {
+        let (program, facts) = analyse(files);
+        let found = check(&program, &facts);
+        assert_eq!(found.len(), 1);
+        found[0].flows[0]
+            .steps
+            .iter()
+            .map(|s| s.note.clone())
+            .collect()
+    }
+
+    /// `x.first(y)` and `y.second()` are matched by name. From `P::first` one more guess reaches
+    /// `Sink::put`; from `Q::second` resolved calls do, through `c2`: a longer path, one guess.
+    const GUESSES: &str = "struct Sink { void put() { py::print(\"x\"); } };\n\
+             void c2() { Sink s; s.put(); }\n\
+             void c1() { c2(); }\n\
+             struct P { void first(auto& z) { z.put(); } };\n\
+             struct Q { void second() { c1(); } };\n";
+
+    #[test]
+    fn of_guessed_paths_the_one_with_fewest_guesses_is_shown() {
+        let one = cpp(&format!(
+            "{GUESSES}void entry(auto& x, auto& y) {{ x.first(y); y.second(); }}\n\
+             PYBIND11_MODULE(m, mod) {{\n\
+               mod.def(\"entry\", &entry, py::call_guard<py::gil_scoped_release>());\n\
+             }}\n"
+        ));
+        let path = shown_path(&[("ext.cpp", &one)]);
+        assert!(path.contains(&"calls `c2`".to_string()), "{path:?}");
+    }
+
+    #[test]
+    fn a_path_follows_at_most_one_guessed_call() {
+        // `early` reaches `Sink::put` only through two guesses.
+        let text = cpp(&format!(
+            "{GUESSES}void early(auto& x, auto& y) {{ x.first(y); }}\n\
+             PYBIND11_MODULE(m, mod) {{\n\
+               mod.def(\"early\", &early, py::call_guard<py::gil_scoped_release>());\n\
+             }}\n"
+        ));
+        assert_eq!(findings(&[("ext.cpp", &text)]), []);
+    }
+
+    #[test]
+    fn of_bindings_the_one_whose_path_has_fewest_guesses_is_shown() {
+        // As above, with the first binding's path two guesses long and the second's one.
+        let two = cpp(&format!(
+            "{GUESSES}void early(auto& x, auto& y) {{ x.first(y); }}\n\
+             void late(auto& y) {{ y.second(); }}\n\
+             PYBIND11_MODULE(m, mod) {{\n\
+               mod.def(\"early\", &early, py::call_guard<py::gil_scoped_release>());\n\
+               mod.def(\"late\", &late, py::call_guard<py::gil_scoped_release>());\n\
+             }}\n"
+        ));
+        let path = shown_path(&[("ext.cpp", &two)]);
+        assert!(path.contains(&"calls `c2`".to_string()), "{path:?}");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! A project's own GIL guard types, inferred from their definitions without parsing: a class whose
 //! constructor ends by taking the GIL (`PyGILState_Ensure`) and whose destructor starts by giving
 //! it back (`PyGILState_Release`) is an acquire guard, like one holding a `gil_scoped_acquire`
-//! member; release guards likewise. The found types join the knowledge's `release_guards` and
+//! member; release guards likewise. The GIL call may sit in another member function of the class
+//! that the constructor or destructor calls (`PyAcquireGIL() { acquire(); }`). The found types join the knowledge's `release_guards` and
 //! `acquire_guards`, where a user may also declare them, before any file is modelled: a guard may
 //! be defined in a header and used in every file.
 
@@ -11,14 +12,27 @@ use crate::frontend::lexer::{Lexer, Token};
 use crate::knowledge::Knowledge;
 use crate::model::GilState;
 
-/// What one file says about one class (by qualified name): the GIL state its constructor leaves,
-/// the switch its destructor starts with, or the guard member it holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// What one file says about one class (by qualified name): the steps of its constructor, of its
+/// destructor and of its member functions that call the GIL API, or the guard member it holds.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum GuardFact {
-    Constructor(GilState),
-    Destructor(GilState),
+    Constructor(Vec<Step>),
+    Destructor(Vec<Step>),
+    /// A member function, by name, that calls the GIL API itself.
+    Method(String, Vec<Step>),
     Member(GilState),
 }
+
+/// What a body does with the GIL, in order: a GIL call, or a call of a member function of its own
+/// class (`acquire()`, `this->acquire()`) that counts as that function's steps.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Step {
+    Switch(Switch),
+    Call(String),
+}
+
+/// How deep calls between a class's member functions are followed: bounds hostile recursion.
+const MAX_CALL_DEPTH: usize = 4;
 
 /// The facts of one file, in order. A file that names no GIL call nor guard is not lexed.
 pub fn guard_facts(text: &str, knowledge: &Knowledge) -> Vec<(String, GuardFact)> {
@@ -54,25 +68,45 @@ pub fn infer_guards(
 ) -> Vec<(String, GilState)> {
     #[derive(Default)]
     struct Seen {
-        constructor: Option<GilState>,
-        destructor: Option<GilState>,
+        constructor: Option<Vec<Step>>,
+        destructor: Option<Vec<Step>>,
+        methods: FxHashMap<String, Vec<Step>>,
         member: Option<GilState>,
     }
     let mut classes: FxHashMap<String, Seen> = FxHashMap::default();
     for (class, fact) in facts {
         let seen = classes.entry(class).or_default();
         match fact {
-            GuardFact::Constructor(state) => seen.constructor = seen.constructor.or(Some(state)),
-            GuardFact::Destructor(state) => seen.destructor = seen.destructor.or(Some(state)),
+            GuardFact::Constructor(steps) => {
+                seen.constructor.get_or_insert(steps);
+            }
+            GuardFact::Destructor(steps) => {
+                seen.destructor.get_or_insert(steps);
+            }
+            GuardFact::Method(name, steps) => {
+                seen.methods.entry(name).or_insert(steps);
+            }
             GuardFact::Member(state) => seen.member = seen.member.or(Some(state)),
         }
     }
     let mut guards: Vec<(String, GilState)> = classes
         .into_iter()
         .filter_map(|(class, seen)| {
-            let by_constructor = seen
-                .constructor
-                .filter(|state| seen.destructor.is_some_and(|end| end != *state));
+            let switches = |steps: &Option<Vec<Step>>| {
+                let mut out = Vec::new();
+                if let Some(steps) = steps {
+                    flatten(steps, &seen.methods, 0, &mut out);
+                }
+                out
+            };
+            // A constructor that gives back what it took leaves the state as it found it.
+            let constructor = switches(&seen.constructor)
+                .last()
+                .filter(|s| !s.gives_back)
+                .map(|s| s.to);
+            let destructor = switches(&seen.destructor).first().map(|s| s.to);
+            let by_constructor =
+                constructor.filter(|state| destructor.is_some_and(|end| end != *state));
             seen.member.or(by_constructor).map(|state| (class, state))
         })
         .flat_map(|(class, state)| {
@@ -86,6 +120,26 @@ pub fn infer_guards(
     guards.sort();
     guards.dedup();
     guards
+}
+
+/// The GIL calls of `steps` in order, with the member functions they call expanded.
+fn flatten(
+    steps: &[Step],
+    methods: &FxHashMap<String, Vec<Step>>,
+    depth: usize,
+    out: &mut Vec<Switch>,
+) {
+    for step in steps {
+        match step {
+            Step::Switch(switch) => out.push(*switch),
+            Step::Call(name) if depth < MAX_CALL_DEPTH => {
+                if let Some(called) = methods.get(name) {
+                    flatten(called, methods, depth + 1, out);
+                }
+            }
+            Step::Call(_) => {}
+        }
+    }
 }
 
 /// Where each `(` and `{` closes, found in one pass (each kind matched apart: a stray `)` in a
@@ -123,15 +177,24 @@ const MAX_INITIALISERS: usize = 512;
 
 /// A GIL call in a constructor or destructor: the state it switches to, and whether it gives
 /// back what an acquire took (`PyGILState_Release`) rather than switching from any state.
-struct Switch {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Switch {
     to: GilState,
     gives_back: bool,
 }
 
-/// An open brace: a namespace's or a class's body (named), or another block.
+/// An open brace: a namespace's or a class's body (named unless anonymous), or another block.
 struct Open {
     name: Option<String>,
     class: bool,
+    block: bool,
+}
+
+/// Which member function a body belongs to.
+enum Kind {
+    Constructor,
+    Destructor,
+    Method(String),
 }
 
 struct Scanner<'a> {
@@ -205,11 +268,11 @@ impl<'a> Scanner<'a> {
                     in_bases = false;
                 }
                 (_, Token::Punct(b'{')) => {
-                    let (name, class) = match head.take() {
-                        Some((names, class)) => (names.last().map(|n| n.to_string()), class),
-                        None => (None, false),
+                    let (name, class, block) = match head.take() {
+                        Some((names, class)) => (names.last().map(|n| n.to_string()), class, false),
+                        None => (None, false, true),
                     };
-                    opens.push(Open { name, class });
+                    opens.push(Open { name, class, block });
                 }
                 (_, Token::Punct(b'}')) => {
                     opens.pop();
@@ -244,8 +307,9 @@ impl<'a> Scanner<'a> {
         self.facts
     }
 
-    /// A constructor or destructor starting at `i` (`C(`, `~C(` in the body of `C`; `C::C(`,
-    /// `C::~C(` anywhere): its fact, and the index of its last token.
+    /// A constructor, destructor or member function starting at `i` (`C(`, `~C(`, `f(` in the
+    /// body of `C`; `C::C(`, `C::~C(`, `C::f(` at namespace scope): its fact, and the index of its
+    /// last token.
     fn member_function(&mut self, opens: &[Open], i: usize) -> Option<usize> {
         if i > 0 && self.tokens[i - 1] == Token::Scope {
             return None;
@@ -255,20 +319,38 @@ impl<'a> Scanner<'a> {
             .filter(|o| o.class)
             .and_then(|o| o.name.as_deref());
         let outside = opens.len().saturating_sub(1);
-        let (class, destructor, parameters) = if self.punct(i, b'~') {
+        let at_namespace_scope = opens.iter().all(|o| !o.class && !o.block);
+        let (class, kind, parameters) = if self.punct(i, b'~') {
             let name = self.ident(i + 1)?;
             if in_class != Some(name) || !self.punct(i + 2, b'(') {
                 return None;
             }
-            (Self::qualified(&opens[..outside], name), true, i + 2)
+            (
+                Self::qualified(&opens[..outside], name),
+                Kind::Destructor,
+                i + 2,
+            )
         } else {
             let (path, after) = self.path(i)?;
             let (owner, name) = path.rsplit_once("::").unwrap_or(("", &path));
             if self.punct(after, b'(') {
                 if owner.is_empty() && in_class == Some(name) {
-                    (Self::qualified(&opens[..outside], name), false, after)
+                    (
+                        Self::qualified(&opens[..outside], name),
+                        Kind::Constructor,
+                        after,
+                    )
                 } else if !owner.is_empty() && last(owner) == name {
-                    (Self::qualified(opens, owner), false, after)
+                    (Self::qualified(opens, owner), Kind::Constructor, after)
+                } else if let Some(class) = in_class.filter(|_| owner.is_empty()) {
+                    let class = Self::qualified(&opens[..outside], class);
+                    (class, Kind::Method(name.to_string()), after)
+                } else if !owner.is_empty() && at_namespace_scope {
+                    (
+                        Self::qualified(opens, owner),
+                        Kind::Method(name.to_string()),
+                        after,
+                    )
                 } else {
                     return None;
                 }
@@ -277,26 +359,45 @@ impl<'a> Scanner<'a> {
                 && self.ident(after + 2) == Some(last(&path))
                 && self.punct(after + 3, b'(')
             {
-                (Self::qualified(opens, &path), true, after + 3)
+                (Self::qualified(opens, &path), Kind::Destructor, after + 3)
             } else {
                 return None;
             }
         };
-        let end = self.body_end(parameters)?;
-        let switches = self.switches(parameters, end);
-        // A constructor that gives back what it took leaves the state as it found it.
-        let fact = if destructor {
-            switches.first().map(|s| GuardFact::Destructor(s.to))
-        } else {
-            switches
-                .last()
-                .filter(|s| !s.gives_back)
-                .map(|s| GuardFact::Constructor(s.to))
+        let end = match kind {
+            Kind::Method(_) => self.method_body_end(parameters)?,
+            _ => self.body_end(parameters)?,
         };
-        if let Some(fact) = fact {
+        let steps = self.steps(parameters, end);
+        let fact = match kind {
+            Kind::Constructor => GuardFact::Constructor(steps),
+            Kind::Destructor => GuardFact::Destructor(steps),
+            // Only a function that calls the GIL API itself is worth keeping.
+            Kind::Method(name) if steps.iter().any(|s| matches!(s, Step::Switch(_))) => {
+                GuardFact::Method(name, steps)
+            }
+            Kind::Method(_) => return Some(end),
+        };
+        if !matches!(&fact, GuardFact::Constructor(s) | GuardFact::Destructor(s) if s.is_empty()) {
             self.facts.push((class, fact));
         }
         Some(end)
+    }
+
+    /// From the `(` of a member function's parameters, where its body closes: only qualifiers
+    /// (`const`, `noexcept`, `override`) may come between; none for a declaration or a call.
+    fn method_body_end(&self, parameters: usize) -> Option<usize> {
+        let mut i = self.close(parameters) + 1;
+        while let Some(word) = self.ident(i) {
+            if !matches!(
+                word,
+                "const" | "noexcept" | "override" | "final" | "volatile"
+            ) {
+                return None;
+            }
+            i += 1;
+        }
+        self.punct(i, b'{').then(|| self.close(i))
     }
 
     /// From the `(` of a parameter list, where the body that follows (after initialisers) closes;
@@ -327,8 +428,9 @@ impl<'a> Scanner<'a> {
         None
     }
 
-    /// The GIL switches called between two tokens, in order.
-    fn switches(&self, from: usize, until: usize) -> Vec<Switch> {
+    /// The GIL calls and the calls of unqualified functions (maybe members of the same class)
+    /// between two tokens, in order.
+    fn steps(&self, from: usize, until: usize) -> Vec<Step> {
         let mut found = Vec::new();
         let mut i = from;
         while i < until {
@@ -336,14 +438,25 @@ impl<'a> Scanner<'a> {
                 i += 1;
                 continue;
             };
-            if self.punct(after, b'(')
-                && let Some(switch) = self.switch_called(&path)
-            {
-                found.push(switch);
+            if self.punct(after, b'(') {
+                if let Some(switch) = self.switch_called(&path) {
+                    found.push(Step::Switch(switch));
+                } else if after == i + 1 && self.own_call(i) {
+                    found.push(Step::Call(path));
+                }
             }
             i = after;
         }
         found
+    }
+
+    /// Whether the name at `i` is called on the object itself: `f(`, `this->f(`, not `x.f(`.
+    fn own_call(&self, i: usize) -> bool {
+        match i.checked_sub(1).map(|p| self.tokens[p]) {
+            Some(Token::Arrow) => self.ident(i - 2) == Some("this"),
+            Some(Token::Punct(b'.')) | Some(Token::Scope) => false,
+            _ => true,
+        }
     }
 
     fn switch_called(&self, path: &str) -> Option<Switch> {
@@ -448,6 +561,39 @@ mod tests {
                     ~Counted() { auto s = PyGILState_Ensure(); PyGILState_Release(s); } };\n\
                     struct OnlyCtor { OnlyCtor() { PyGILState_Ensure(); } };";
         assert_eq!(guards(&[text]), []);
+    }
+
+    #[test]
+    fn gil_calls_in_member_functions_the_constructor_and_destructor_call_count() {
+        let header = "namespace a { class Acquire { public:\n\
+                      Acquire() : held_(false) { acquire(); }\n\
+                      ~Acquire() { this->release(); }\n\
+                      void acquire() { if (!held_) { s_ = PyGILState_Ensure(); held_ = true; } }\n\
+                      void release();\n\
+                      bool held_; PyGILState_STATE s_; }; }";
+        let source =
+            "namespace a { void Acquire::release() { if (held_) PyGILState_Release(s_); } }";
+        assert_eq!(
+            guards(&[header, source]),
+            [
+                ("Acquire".to_string(), GilState::Held),
+                ("a::Acquire".to_string(), GilState::Held)
+            ]
+        );
+        // Another object's `acquire()`, or a free function of that name, is not the class's own.
+        let other = "struct Lock { Lock() { other.acquire(); } ~Lock() { release(); }\n\
+                     Holder other; };\n\
+                     void acquire() { PyGILState_Ensure(); }\n\
+                     struct Holder { void acquire() { PyGILState_Ensure(); } };\n\
+                     void release() { PyEval_SaveThread(); }";
+        assert_eq!(guards(&[other]), []);
+    }
+
+    #[test]
+    fn member_functions_calling_each_other_are_followed_a_bounded_depth() {
+        let text = "struct Loop { Loop() { a(); } ~Loop() { PyGILState_Release(s); }\n\
+                    void a() { b(); PyGILState_Ensure(); } void b() { a(); PyGILState_Ensure(); } };";
+        assert_eq!(guards(&[text]), [("Loop".to_string(), GilState::Held)]);
     }
 
     #[test]

@@ -16,8 +16,8 @@ use crate::frontend::lexer::{Lexer, Token};
 use crate::knowledge::{Knowledge, ProjectMacro};
 use crate::model::{
     Binding, CallNote, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState,
-    GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span, last_segment,
-    type_name,
+    GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span, Unconsumed,
+    last_segment, type_name,
 };
 
 pub use prepass::neutralise;
@@ -774,8 +774,14 @@ impl<'a> Walker<'a> {
                     }
                 }
                 let owned = |k: &Knowledge, path: &str| k.native_owned_bases.contains(path);
-                if let Some(base) = base_nodes.iter().find_map(|b| self.library_base(*b, owned)) {
-                    self.native_owned.insert(self.scope.join("::"), base);
+                let class = self.scope.join("::");
+                // The library's own class (`nanobind::ndarray`, in the library's source) too.
+                let base = base_nodes
+                    .iter()
+                    .find_map(|b| self.library_base(*b, owned))
+                    .or_else(|| owned(self.k, &class).then(|| class.clone()));
+                if let Some(base) = base {
+                    self.native_owned.insert(class, base);
                 }
                 self.library_virtual_overrides(&base_nodes);
                 self.visit_children(body);
@@ -811,6 +817,23 @@ impl<'a> Walker<'a> {
                 let before = self.function().map_or(0, |f| f.gil_switches.len());
                 self.visit_children(node);
                 self.switch_after_if(node, before);
+            }
+            // `if (Guard g; cond)`, `for (Guard g; ...)`: what the condition or the loop's
+            // initialiser declares lives to the end of the statement (an `else` included), not
+            // to the end of the enclosing block.
+            "condition_clause" | "for_statement" => {
+                let statement = match node.kind() {
+                    "condition_clause" => node.parent().unwrap_or(node),
+                    _ => node,
+                };
+                let end = statement.end_byte() as u32;
+                if let Some(frame) = self.frame() {
+                    frame.block_ends.push(end);
+                }
+                self.visit_children(node);
+                if let Some(frame) = self.frame() {
+                    frame.block_ends.pop();
+                }
             }
             "call_expression" => self.visit_call(node),
             "identifier" => self.use_local(node),
@@ -1001,7 +1024,47 @@ impl<'a> Walker<'a> {
             } else {
                 self.destroyed_after_body(id, &name, owned, body);
             }
+        } else {
+            self.acquiring_entry(id, &name, body);
         }
+    }
+
+    /// A function whose first statement takes the GIL for the rest of its body is made to be
+    /// called without it: by generated glue code (Cython, a C API), another library or a native
+    /// thread, none of which need be in sight. It is an entry point entered with the GIL
+    /// released, so the waits it makes holding the GIL are seen even when nothing here calls it.
+    fn acquiring_entry(&mut self, id: FnId, name: &str, body: Node) {
+        let f = &self.model.functions[id];
+        let mut cursor = body.walk();
+        let Some(first) = body
+            .named_children(&mut cursor)
+            .find(|s| s.kind() != "comment")
+        else {
+            return;
+        };
+        let Some(acquire) = f
+            .gil_switches
+            .iter()
+            .find(|s| s.to == GilState::Held && s.scope.end == body.end_byte() as u32)
+            .map(|s| s.span)
+            .filter(|at| {
+                !f.framework
+                    && (first.start_byte()..first.end_byte()).contains(&(at.start as usize))
+            })
+        else {
+            return;
+        };
+        let before = |at: &Span| at.start < acquire.start;
+        if f.py_uses.iter().any(|u| before(&u.span)) || f.calls.iter().any(|c| before(&c.span)) {
+            return;
+        }
+        let why = format!("`{name}` takes the GIL for its whole body, so it is called without it");
+        self.push_binding(
+            name.to_string(),
+            span(body),
+            CallTarget::Direct(id),
+            Some((acquire, why)),
+        );
     }
 
     /// The library base, by its qualified name, that `base` (written in a base clause of the class
@@ -1102,10 +1165,17 @@ impl<'a> Walker<'a> {
             self.destroyed_after(id, owned, None);
             CallTarget::Direct(id)
         };
-        let why = format!(
-            "`{short}` derives from `{base}`, which its library frees on whichever thread drops \
-             it last: `{destructor}` runs without the GIL"
-        );
+        let why = if base == class {
+            format!(
+                "its library frees a `{short}` on whichever thread drops it last: `{destructor}` \
+                 runs without the GIL"
+            )
+        } else {
+            format!(
+                "`{short}` derives from `{base}`, which its library frees on whichever thread \
+                 drops it last: `{destructor}` runs without the GIL"
+            )
+        };
         self.push_binding(destructor, span(name), target, Some((span(name), why)));
     }
 
@@ -1139,18 +1209,15 @@ impl<'a> Walker<'a> {
             return;
         };
         self.destroyed_after(id, owned, Some(body));
-        self.model.bindings.push(Binding {
-            name: name.to_string(),
-            span: span(body),
-            scope: self.shared_scope.get(&self.scope),
-            usings: self.shared_usings.get(&self.usings),
-            target: CallTarget::Direct(id),
-            entry: GilState::Released,
-            guard: Some((
-                acquire,
-                format!("`{name}` takes the GIL for its body only, so it runs where the GIL may be released"),
-            )),
-        });
+        let why = format!(
+            "`{name}` takes the GIL for its body only, so it runs where the GIL may be released"
+        );
+        self.push_binding(
+            name.to_string(),
+            span(body),
+            CallTarget::Direct(id),
+            Some((acquire, why)),
+        );
     }
 
     /// What function `id` owns (`(where, name, what happens)`) is destroyed after its `body`:
@@ -1661,6 +1728,9 @@ impl<'a> Walker<'a> {
         {
             return;
         }
+        if self.names(&self.k.worker_calls, &path) && self.run_on_workers(node, &shown, &args) {
+            return;
+        }
         if self.names_framework
             && self
                 .type_of(callee)
@@ -1724,6 +1794,13 @@ impl<'a> Walker<'a> {
                 Some(Local::Lambda(id)) => self.add_call(callee, CallTarget::Direct(id)),
                 Some(Local::Param(index)) => self.add_call(callee, CallTarget::Param(index)),
                 None => {
+                    // `::f()` names the global `f`, never a member or a namespace's `f` in
+                    // scope: kept as written for the resolver.
+                    let path = if self.text(callee).trim_start().starts_with("::") {
+                        format!("::{path}")
+                    } else {
+                        path
+                    };
                     let target = CallTarget::Named {
                         path: path.into(),
                         receiver: Receiver::None,
@@ -1759,7 +1836,14 @@ impl<'a> Walker<'a> {
                 args: 0,
             };
             if let Some(function) = self.function() {
-                function.push_call(site, [CallNote::PassedTo(call as u32, index as u32)]);
+                function.push_call(
+                    site,
+                    [CallNote::PassedTo(
+                        call as u32,
+                        index as u32,
+                        Unconsumed::InPlace,
+                    )],
+                );
             }
         }
     }
@@ -1822,6 +1906,11 @@ impl<'a> Walker<'a> {
             self.lock_method(node, receiver, &method);
         } else if let Some(receiver) = receiver
             && self.spawn_into_container(receiver, &method, args)
+        {
+            return;
+        } else if let Some(class) = receiver.and_then(|r| self.receiver_class(r, arrow))
+            && self.names(&self.k.worker_calls, &format!("{class}::{method}"))
+            && self.run_on_workers(node, &format!("{class}::{method}"), args)
         {
             return;
         } else if let Some(receiver) = receiver
@@ -2041,52 +2130,77 @@ impl<'a> Walker<'a> {
             return false;
         }
         // `def(py::init(...))` binds a constructor: the callable is inside the first argument.
-        let (name, callables) = if first.kind() == "string_literal" {
+        // `def(py::pickle(get, set))` binds two, walked in place of the wrapper's call.
+        let mut walked = args.to_vec();
+        // `def("name"` or `def(py::pickle`: what a label shows of the registration.
+        let mut head_end = first.end_byte();
+        let callables: Vec<(String, Node)> = if first.kind() == "string_literal" {
             let count = if self.k.property_methods.contains(method) {
                 2
             } else {
                 1
             };
             let name = string_content(self.text(*first));
-            (name, rest.iter().take(count).copied().collect::<Vec<_>>())
+            rest.iter()
+                .take(count)
+                .map(|c| (name.clone(), *c))
+                .collect()
         } else if first.kind() == "call_expression" {
-            ("__init__".to_string(), vec![*first])
+            let function = first.child_by_field_name("function");
+            let callee = function.map(|f| self.path(f)).unwrap_or_default();
+            match first
+                .child_by_field_name("arguments")
+                .filter(|_| self.k.pickle_wrappers.contains(last_segment(&callee)))
+            {
+                Some(arguments) => {
+                    let mut cursor = arguments.walk();
+                    let pair: Vec<Node> = arguments.named_children(&mut cursor).take(2).collect();
+                    walked.splice(0..1, pair.iter().copied());
+                    head_end = function.map_or(head_end, |f| f.end_byte());
+                    ["__getstate__", "__setstate__"]
+                        .into_iter()
+                        .map(String::from)
+                        .zip(pair)
+                        .collect()
+                }
+                None => vec![("__init__".to_string(), *first)],
+            }
         } else {
             return false;
         };
-        let name = match receiver.and_then(|r| self.class_name(r)) {
+        let class = receiver.and_then(|r| self.class_name(r));
+        let qualify = |name: &str| match &class {
             Some(class) => format!("{class}.{name}"),
-            None => name,
+            None => name.to_string(),
         };
-        let guard = args
-            .iter()
-            .find_map(|arg| self.release_call_guard(*arg))
-            .map(|(at, text)| {
-                (
-                    at,
-                    format!("`{name}` is bound with `{text}`: the GIL is released on entry"),
-                )
-            });
-        // `def("name"`: the method and the name, without the rest of a multi-line call.
+        let release_guard = args.iter().find_map(|arg| self.release_call_guard(*arg));
+        // The method and the name, without the rest of a multi-line call.
         let registration = Span {
             file: 0,
             start: field.start_byte() as u32,
-            end: first.end_byte() as u32,
+            end: head_end as u32,
         };
         let bound = receiver.and_then(|r| self.bound_class(r));
         if let Some(receiver) = receiver {
             self.visit(receiver);
         }
-        for arg in args {
-            if !callables.iter().any(|c| c.id() == arg.id()) {
-                self.visit(*arg);
-                continue;
-            }
-            let Some(target) = self.binding_target(*arg, bound.as_deref()) else {
-                self.visit(*arg);
+        for arg in walked {
+            let Some((name, _)) = callables.iter().find(|(_, c)| c.id() == arg.id()) else {
+                self.visit(arg);
                 continue;
             };
-            self.push_binding(name.clone(), registration, target, guard.clone());
+            let Some(target) = self.binding_target(arg, bound.as_deref()) else {
+                self.visit(arg);
+                continue;
+            };
+            let name = qualify(name);
+            let guard = release_guard.clone().map(|(at, text)| {
+                (
+                    at,
+                    format!("`{name}` is bound with `{text}`: the GIL is released on entry"),
+                )
+            });
+            self.push_binding(name, registration, target, guard);
         }
         true
     }
@@ -2383,6 +2497,43 @@ impl<'a> Walker<'a> {
         true
     }
 
+    /// `tbb::parallel_for(range, [&](auto r) { ... })`, or a method such as a library's
+    /// `subscribe(cb)` that waits for the thread running its callbacks (the knowledge's
+    /// `worker_calls`, named `Class::method` for a method): the lambda runs on other threads,
+    /// without the GIL, and the call waits for them. Returns whether the call was one.
+    fn run_on_workers(&mut self, call: Node, called: &str, args: &[Node]) -> bool {
+        let Some(&lambda) = args.iter().find(|a| a.kind() == "lambda_expression") else {
+            return false;
+        };
+        let Some(frame) = self.frames.last() else {
+            return false;
+        };
+        let thread = format!("{}::{called}", self.model.functions[frame.id].qualname);
+        let id = self.visit_lambda(lambda);
+        let at = call.start_byte() as u32;
+        let site = CallSite {
+            span: span(lambda.child_by_field_name("captures").unwrap_or(lambda)),
+            target: CallTarget::Direct(id),
+            args: 0,
+        };
+        let wait = LockRegion {
+            member: false,
+            span: span(call.child_by_field_name("function").unwrap_or(call)),
+            kind: LockKind::Thread,
+            lock: thread.clone(),
+            scope: at..at,
+            waits: true,
+        };
+        if let Some(function) = self.function() {
+            function.push_call(site, [CallNote::Spawns(thread.into())]);
+            function.lock_regions.push(wait);
+        }
+        for arg in args.iter().filter(|a| a.id() != lambda.id()) {
+            self.visit(*arg);
+        }
+        true
+    }
+
     /// `t.join()` / `fut.get()` on a thread started here, `cv.wait(...)` on a condition variable,
     /// or `cv.notify_one()`, which ends the notifier's hold on it.
     fn wait_for_work(&self, call: Node, receiver: Node, method: &str) -> Option<LockRegion> {
@@ -2608,11 +2759,14 @@ impl<'a> Walker<'a> {
 
     /// A class field's type, for calls on it and for calling it when it is a Python callable.
     fn record_field(&mut self, field: Node) {
+        let declarator = field.child_by_field_name("declarator");
+        // `py::object name() const;` (or `&name()`) declares a method, not a field of that type.
+        if declarator.is_some_and(|d| find_kind(d, "function_declarator").is_some()) {
+            return;
+        }
         let (Some(ty), Some(name)) = (
             field.child_by_field_name("type"),
-            field
-                .child_by_field_name("declarator")
-                .and_then(declared_name),
+            declarator.and_then(declared_name),
         ) else {
             return;
         };
@@ -2892,13 +3046,13 @@ impl<'a> Walker<'a> {
                     self.add_py_use(declarator, format!("a `{shown}` is constructed"), false);
                 } else if !self.names(&self.k.lock_guard_types, &ty_path) {
                     // `T x(a)` (which the grammar may read as a function declaration) or
-                    // `T x{a}`.
+                    // `T x{a}`; `T x;` runs the default constructor.
                     let arguments = match declarator.kind() {
                         "function_declarator" => declarator.child_by_field_name("parameters"),
                         _ => value
                             .filter(|v| matches!(v.kind(), "argument_list" | "initializer_list")),
                     };
-                    if arguments.is_some() {
+                    if arguments.is_some() || declarator.kind() == "identifier" {
                         self.construct(ty, arguments);
                     }
                 }
