@@ -2,7 +2,7 @@
 """Runs gil-lint on the ledger's projects and compares its findings with the recorded verdicts.
 
     benches/ledger/run.py DIR [--gil-lint BIN] [--project NAME ...] [--record]
-                          [--min-confidence low|high]
+                          [--min-confidence low|high] [--show VERDICT ...]
 
 DIR holds the snapshots that checkout.py wrote. Each project is checked from DIR/<name> with the
 manifest's folders, and its findings are keyed by rule, baseline fingerprint and message (two
@@ -73,6 +73,8 @@ def main():
     parser.add_argument("--project", action="append")
     parser.add_argument("--record", action="store_true")
     parser.add_argument("--min-confidence", help="passed to gil-lint (low or high)")
+    parser.add_argument("--show", choices=VERDICTS, action="append", default=[],
+                        help="also print the reported findings with this verdict, and their reasons")
     args = parser.parse_args()
     manifest = tomllib.loads((HERE / "manifest.toml").read_text())
     total = Counter()
@@ -102,6 +104,11 @@ def main():
         total.update(counts)
         gone_total += len(gone)
         print(f"{name:22} " + " ".join(f"{counts[v]:5}" for v in VERDICTS) + f" {len(gone):5}")
+        for key, e in sorted(found.items()):
+            verdict = recorded[key]["verdict"] if key in recorded else "untriaged"
+            if verdict in args.show:
+                reason = recorded[key]["reason"] if key in recorded else ""
+                print(f"    {verdict}: {e['rule']} {e['path']}: {e['message']}\n        {reason}")
         for f in gone:
             print(f"    no longer reported ({f['verdict']}): {f['rule']} {f['path']}: {f['message']}")
     print(f"{'TOTAL':22} " + " ".join(f"{total[v]:5}" for v in VERDICTS) + f" {gone_total:5}")
