@@ -13,7 +13,7 @@
 mod rust;
 pub use rust::CrateTypes;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use anyhow::Result;
@@ -586,7 +586,18 @@ impl Knowledge {
     /// is the API it looks like: its callers must hold the GIL (`PyWinObject_FreeWCHAR` is
     /// `PyMem_Free`), and the finding is theirs.
     fn add_gil_free_project_names(&mut self, defined: BTreeMap<String, Vec<String>>) {
-        let mut needs: HashSet<&str> = defined
+        // Callers of each name, so that needing the GIL spreads from callee to caller once per
+        // name (a long chain of wrappers costs its length, not its square).
+        let mut callers: HashMap<&str, Vec<&str>> = HashMap::new();
+        for (name, calls) in &defined {
+            for call in calls {
+                callers
+                    .entry(call.as_str())
+                    .or_default()
+                    .push(name.as_str());
+            }
+        }
+        let mut pending: Vec<&str> = defined
             .iter()
             .filter(|(_, calls)| {
                 calls
@@ -595,21 +606,13 @@ impl Knowledge {
             })
             .map(|(name, _)| name.as_str())
             .collect();
-        // Through other names of the project, until nothing changes (each round adds one or
-        // stops).
-        loop {
-            let more: Vec<&str> = defined
-                .iter()
-                .filter(|(name, calls)| {
-                    !needs.contains(name.as_str())
-                        && calls.iter().any(|c| needs.contains(c.as_str()))
-                })
-                .map(|(name, _)| name.as_str())
-                .collect();
-            if more.is_empty() {
-                break;
+        let mut needs: HashSet<&str> = pending.iter().copied().collect();
+        while let Some(name) = pending.pop() {
+            for &caller in callers.get(name).into_iter().flatten() {
+                if needs.insert(caller) {
+                    pending.push(caller);
+                }
             }
-            needs.extend(more);
         }
         let free: Vec<String> = defined
             .keys()
