@@ -52,11 +52,8 @@ impl<'t> Emptying<'_, 't> {
         let mut cursor = block.walk();
         for statement in block.named_children(&mut cursor) {
             match statement.kind() {
-                "compound_statement" => {
-                    if !self.block(statement, held, depth, out) {
-                        return false;
-                    }
-                }
+                "compound_statement" if !self.block(statement, held, depth, out) => return false,
+                "compound_statement" => {}
                 _ if leaves(statement) => return false,
                 "expression_statement" | "declaration" => {
                     let held = held.unwrap_or_else(|| {
