@@ -3068,7 +3068,7 @@ impl<'a> Walker<'a> {
                 self.lock_guard(node, declarator);
             }
             let Some(value) = value else { continue };
-            if is_static && self.k.static_locals {
+            if is_static && self.k.static_locals && !is_constant_initialised(node, self.src) {
                 let owner = self
                     .frames
                     .last()
@@ -3129,6 +3129,17 @@ fn is_static(declaration: Node, src: &[u8]) -> bool {
     let mut cursor = declaration.walk();
     declaration.children(&mut cursor).any(|c| {
         c.kind() == "storage_class_specifier" && c.utf8_text(src).is_ok_and(|t| t == "static")
+    })
+}
+
+/// Whether a declaration is `constexpr` or `constinit`: its variables are initialised at compile
+/// time, so a function-local static of it has no initialisation guard to wait for.
+fn is_constant_initialised(declaration: Node, src: &[u8]) -> bool {
+    let mut cursor = declaration.walk();
+    declaration.children(&mut cursor).any(|c| {
+        c.kind() == "type_qualifier"
+            && c.utf8_text(src)
+                .is_ok_and(|t| matches!(t, "constexpr" | "constinit"))
     })
 }
 
