@@ -1036,6 +1036,7 @@ impl Walker<'_> {
                 what,
                 runs_code,
                 needs_gil_check,
+                at_destruction: false,
             });
         }
     }
