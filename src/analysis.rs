@@ -14,13 +14,13 @@
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::callgraph::CallGraph;
 use crate::diagnostic::{Step, guesses};
 use crate::frontend::Language;
 use crate::model::{
-    CallTarget, FnId, Function, FunctionKind, GilState, LockKind, LockRegion, Program, Span,
+    CallTarget, FnId, Function, FunctionKind, GilState, LockKind, LockRegion, Program, PyUse, Span,
 };
 
 pub type LockId = usize;
@@ -124,6 +124,8 @@ pub struct Facts {
     held_sets: Vec<Vec<LockId>>,
     /// For each edge, its witnesses by site, in site order.
     pub edges: BTreeMap<Edge, BTreeMap<Span, Witness>>,
+    /// The lambdas the project keeps for later (see [`CallGraph::kept_for_later`]).
+    kept: FxHashSet<FnId>,
 }
 
 struct Builder<'p> {
@@ -160,7 +162,17 @@ impl Facts {
             locks: builder.locks,
             held_sets: builder.held_sets,
             edges: builder.edges,
+            kept: (0..program.functions.len())
+                .filter(|&f| graph.kept_for_later(f))
+                .collect(),
         }
+    }
+
+    /// Whether `py_use` of `function` happens where it is written. What a lambda the project
+    /// keeps in a container captured is destroyed where the project drops the entry, which is
+    /// not followed, not after each run of its body.
+    pub fn happens_there(&self, function: FnId, py_use: &PyUse) -> bool {
+        !(py_use.at_destruction && self.kept.contains(&function))
     }
 
     pub fn held(&self, set: usize) -> &[LockId] {

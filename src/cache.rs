@@ -326,9 +326,13 @@ fn fits(model: &FileModel, text: &str) -> bool {
                         CallNote::PassedTo(call, ..) => (*call as usize) < f.calls.len(),
                         CallNote::Spawns(_)
                         | CallNote::Unpublished
-                        | CallNote::ArgumentTypes(_) => true,
+                        | CallNote::ArgumentTypes(_)
+                        | CallNote::Kept => true,
                     }
             })
+            && f.kept_params
+                .iter()
+                .all(|(_, handed)| handed.is_none_or(|(call, _)| (call as usize) < f.calls.len()))
             && f.py_uses.iter().all(|u| span(&u.span))
             && f.gil_switches
                 .iter()

@@ -151,6 +151,12 @@ pub struct Function {
     pub py_uses: ThinVec<PyUse>,
     pub gil_switches: ThinVec<GilSwitch>,
     pub lock_regions: ThinVec<LockRegion>,
+    /// The parameters this function keeps for later instead of calling (C++): `(index, None)`
+    /// for one stored in a container (`tasks.push(std::move(f))`, `handlers[id] = f`), directly,
+    /// through a local made from it (`std::packaged_task<R()> task(std::move(f))`), or captured
+    /// by a lambda so stored; `(index, Some((call, argument)))` for one handed on as that
+    /// argument of that call (`impl->add(std::move(f))`), kept when every callee keeps it.
+    pub kept_params: ThinVec<(u32, Option<(u32, u32)>)>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -179,12 +185,16 @@ pub enum CallNote {
     /// The declared types of the arguments, by position, as [`type_name`] writes them (`None`
     /// for an argument whose type is not in sight); only on calls with some type known.
     ArgumentTypes(ThinVec<Option<Box<str>>>),
+    /// The lambda (a `Direct` target) is not called here but kept in a container for later
+    /// (`handlers[id] = [cb] { .. }`, `tasks.push_back([=] { .. })`).
+    Kept,
 }
 
 /// What becomes of a lambda passed to a call none of whose callees calls that parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Unconsumed {
-    /// It runs in place, at the call: C++, where a project function's calls of its callable
+    /// It runs in place, at the call, unless every callee keeps that parameter (see
+    /// [`Function::kept_params`]): C++, where a project function's calls of its callable
     /// parameters are not all seen (`std::forward<F>(f)()`), and `std::for_each` runs it.
     InPlace,
     /// A project callee keeps it for later (`self.callbacks.push(Box::new(f))`), so it does not
@@ -261,6 +271,10 @@ pub struct PyUse {
     /// token or a `Bound<'py, T>`, so the compiler already proves them attached: only their
     /// lock-order effect (`runs_code`) is ours to check.
     pub needs_gil_check: bool,
+    /// It happens when what owns it is destroyed (a lambda's by-copy captures, a class's
+    /// fields), taken as right after the owner's body: not so for a lambda the project keeps in
+    /// a container, which lives as long as the entry (see [`Function::kept_params`]).
+    pub at_destruction: bool,
 }
 
 /// From `scope.start` to `scope.end` the GIL is in state `to`, unless a later switch inside that
@@ -685,6 +699,7 @@ impl Function {
             py_uses: ThinVec::new(),
             gil_switches: ThinVec::new(),
             lock_regions: ThinVec::new(),
+            kept_params: ThinVec::new(),
         }
     }
 
@@ -720,7 +735,10 @@ impl Function {
         self.notes(call)
             .find_map(|note| match note {
                 CallNote::ArgumentTypes(types) => Some(types.as_slice()),
-                CallNote::PassedTo(..) | CallNote::Spawns(_) | CallNote::Unpublished => None,
+                CallNote::PassedTo(..)
+                | CallNote::Spawns(_)
+                | CallNote::Unpublished
+                | CallNote::Kept => None,
             })
             .unwrap_or(&[])
     }
@@ -738,7 +756,10 @@ impl Function {
     pub fn passed_to(&self, call: usize) -> Option<(u32, u32, Unconsumed)> {
         self.notes(call).find_map(|note| match note {
             CallNote::PassedTo(outer, index, unconsumed) => Some((*outer, *index, *unconsumed)),
-            CallNote::Spawns(_) | CallNote::Unpublished | CallNote::ArgumentTypes(_) => None,
+            CallNote::Spawns(_)
+            | CallNote::Unpublished
+            | CallNote::ArgumentTypes(_)
+            | CallNote::Kept => None,
         })
     }
 
@@ -746,7 +767,10 @@ impl Function {
     pub fn spawns(&self, call: usize) -> Option<&str> {
         self.notes(call).find_map(|note| match note {
             CallNote::Spawns(thread) => Some(&**thread),
-            CallNote::PassedTo(..) | CallNote::Unpublished | CallNote::ArgumentTypes(_) => None,
+            CallNote::PassedTo(..)
+            | CallNote::Unpublished
+            | CallNote::ArgumentTypes(_)
+            | CallNote::Kept => None,
         })
     }
 
@@ -754,6 +778,11 @@ impl Function {
     pub fn unpublished_receiver(&self, call: usize) -> bool {
         self.notes(call)
             .any(|note| matches!(note, CallNote::Unpublished))
+    }
+
+    /// See [`CallNote::Kept`].
+    pub fn keeps(&self, call: usize) -> bool {
+        self.notes(call).any(|note| matches!(note, CallNote::Kept))
     }
 
     pub fn accepts(&self, args: u32) -> bool {

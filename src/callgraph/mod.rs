@@ -47,6 +47,8 @@ pub struct CallGraph {
     /// `(caller, call, argument index)` -> the lambdas written there, for calls that pass lambdas
     /// to a function that calls that parameter.
     passed: FxHashMap<(FnId, usize, u32), Vec<FnId>>,
+    /// Lambdas the project keeps for later (see [`CallGraph::kept_for_later`]).
+    kept: FxHashSet<FnId>,
     /// For each binding, the functions its callable names, resolved from where it is registered.
     binding_targets: Vec<Vec<FnId>>,
 }
@@ -96,7 +98,12 @@ impl CallGraph {
                 calls
             })
             .collect();
-        let (run_by_callee, calls_parameters, passed) = route_passed_lambdas(program, &resolved);
+        let Routes {
+            run_by_callee,
+            calls_parameters,
+            passed,
+            kept,
+        } = route_passed_lambdas(program, &resolved);
         let mut first_call = Vec::with_capacity(resolved.len() + 1);
         let mut callee_ends = Vec::with_capacity(resolved.iter().map(|r| r.ends.len()).sum());
         let mut targets = Vec::with_capacity(resolved.iter().map(|r| r.targets.len()).sum());
@@ -132,6 +139,7 @@ impl CallGraph {
             guessed,
             calls_parameters,
             passed,
+            kept,
             binding_targets,
         }
     }
@@ -150,6 +158,13 @@ impl CallGraph {
 
     pub fn calls_parameters(&self, function: FnId) -> bool {
         self.calls_parameters.contains(&function)
+    }
+
+    /// Whether `lambda` is kept by the project for later, in a container (`tasks.push(..)`, or
+    /// through a function that keeps its parameter so): it is not run where it is written, and
+    /// what it captures lives as long as the entry, not just through one call.
+    pub fn kept_for_later(&self, lambda: FnId) -> bool {
+        self.kept.contains(&lambda)
     }
 
     /// The lambdas passed as argument `index` by call `call` of `caller`.
@@ -349,22 +364,62 @@ fn nth_list<'a>(ends: &[u32], items: &'a [FnId], n: usize) -> &'a [FnId] {
     &items[start..ends[n] as usize]
 }
 
+/// Where passed lambdas run (see [`route_passed_lambdas`]).
+struct Routes {
+    /// The call sites of the lambdas that do not run in place (inside their callee, or kept).
+    run_by_callee: FxHashSet<(FnId, usize)>,
+    /// The functions that call a parameter.
+    calls_parameters: FxHashSet<FnId>,
+    /// The lambdas passed to those functions by each call site (the analysis enters such a
+    /// function once per call site, so each call runs its own lambdas).
+    passed: FxHashMap<(FnId, usize, u32), Vec<FnId>>,
+    /// The lambdas a project function keeps for later without calling them.
+    kept: FxHashSet<FnId>,
+}
+
+/// The parameters `(function, index)` that functions keep for later (see
+/// [`Function::kept_params`](crate::model::Function::kept_params)): those they store, and those
+/// they hand on to a call all of whose callees keep that argument. Overloads that hand a
+/// parameter to one another (`add(q, f)` wrapping `f` for `add(q, g)`) keep it when the one
+/// they end in does: every parameter with an entry is taken as kept, and those whose every
+/// hand-off reaches a callee that does not keep it are dropped until none is.
+fn kept_parameters(program: &Program, callees: &[Resolved]) -> FxHashSet<(FnId, u32)> {
+    let entries = || {
+        program.functions.iter().enumerate().flat_map(|(id, f)| {
+            f.kept_params
+                .iter()
+                .map(move |&(index, handed)| (id, index, handed))
+        })
+    };
+    let mut kept: FxHashSet<(FnId, u32)> = entries().map(|(id, index, _)| (id, index)).collect();
+    loop {
+        let keeps = |(id, _, handed): (FnId, u32, Option<(u32, u32)>)| match handed {
+            None => true,
+            Some((call, argument)) => {
+                let call_callees = callees[id].get(call as usize);
+                !call_callees.is_empty()
+                    && call_callees
+                        .iter()
+                        .all(|&callee| kept.contains(&(callee, argument)))
+            }
+        };
+        let still: FxHashSet<(FnId, u32)> = entries()
+            .filter(|&entry| keeps(entry))
+            .map(|(id, index, _)| (id, index))
+            .collect();
+        if still.len() == kept.len() {
+            return kept;
+        }
+        kept = still;
+    }
+}
+
 /// A lambda passed to a project function that calls that parameter (`without_gil([&] { ... })`)
 /// runs inside the callee, at the parameter's call, in the callee's GIL state; when no callee
-/// calls the parameter, it runs in place or is kept for later, as its [`Unconsumed`] says.
-/// Returns the call sites of the lambdas that do not run in place (inside their callee, or
-/// kept), the functions that call a parameter, and the
-/// lambdas passed to them by each call site (the analysis enters such a function once per call
-/// site, so each call runs its own lambdas).
-#[allow(clippy::type_complexity)]
-fn route_passed_lambdas(
-    program: &Program,
-    callees: &[Resolved],
-) -> (
-    FxHashSet<(FnId, usize)>,
-    FxHashSet<FnId>,
-    FxHashMap<(FnId, usize, u32), Vec<FnId>>,
-) {
+/// calls the parameter, it runs in place or is kept for later, as its [`Unconsumed`] says. This
+/// is the one place that decides it, for both languages.
+fn route_passed_lambdas(program: &Program, callees: &[Resolved]) -> Routes {
+    let kept_params = kept_parameters(program, callees);
     // Whether a callable passed as argument `index` of call `outer` of `caller` runs: inside a
     // callee that calls that parameter, or else as its `Unconsumed` says.
     let runs = |calls_param: &FxHashSet<(FnId, u32)>,
@@ -375,7 +430,12 @@ fn route_passed_lambdas(
             .iter()
             .any(|&callee| calls_param.contains(&(callee, index)));
         let in_place = match unconsumed {
-            Unconsumed::InPlace => true,
+            Unconsumed::InPlace => {
+                outer_callees.is_empty()
+                    || !outer_callees
+                        .iter()
+                        .all(|&callee| kept_params.contains(&(callee, index)))
+            }
             Unconsumed::RunByLibrary => outer_callees.is_empty(),
             Unconsumed::Stored => false,
         };
@@ -438,8 +498,16 @@ fn route_passed_lambdas(
     }
     let mut passed: FxHashMap<(FnId, usize, u32), Vec<FnId>> = FxHashMap::default();
     let mut run_by_callee = FxHashSet::default();
+    let mut kept = FxHashSet::default();
     for (caller, f) in program.functions.iter().enumerate() {
         for (site, call) in f.calls.iter().enumerate() {
+            if f.keeps(site) {
+                run_by_callee.insert((caller, site));
+                if let CallTarget::Direct(lambda) = call.target {
+                    kept.insert(lambda);
+                }
+                continue;
+            }
             let Some((outer, index, unconsumed)) = f.passed_to(site) else {
                 continue;
             };
@@ -459,9 +527,18 @@ fn route_passed_lambdas(
             } else if !in_place {
                 // Kept for later by the callee: it runs neither here nor inside the callee.
                 run_by_callee.insert((caller, site));
+                if let CallTarget::Direct(lambda) = call.target
+                    && !callees[caller].get(outer as usize).is_empty()
+                {
+                    kept.insert(lambda);
+                }
             }
         }
     }
-    let calls_parameters = calls_param.into_iter().map(|(id, _)| id).collect();
-    (run_by_callee, calls_parameters, passed)
+    Routes {
+        run_by_callee,
+        calls_parameters: calls_param.into_iter().map(|(id, _)| id).collect(),
+        passed,
+        kept,
+    }
 }

@@ -1097,6 +1097,7 @@ impl Walker<'_> {
                 what,
                 runs_code,
                 needs_gil_check,
+                at_destruction: false,
             });
         }
     }

@@ -80,6 +80,7 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
             let f = &program.functions[function];
             for (index, py_use) in f.py_uses.iter().enumerate() {
                 if !py_use.needs_gil_check
+                    || !facts.happens_there(function, py_use)
                     || f.gil_state_at(py_use.span.start, state) != GilState::Released
                 {
                     continue;

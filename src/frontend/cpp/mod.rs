@@ -885,7 +885,17 @@ impl<'a> Walker<'a> {
                 {
                     self.assign_callback_field(left, right);
                 }
-                self.visit_children(node);
+                // `handlers[id] = f`: an element of a container.
+                match (
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("right"),
+                ) {
+                    (Some(left), Some(right)) if left.kind() == "subscript_expression" => {
+                        self.visit(left);
+                        self.keep_value(right);
+                    }
+                    _ => self.visit_children(node),
+                }
             }
             "for_range_loop" => {
                 // `for (auto &t : pool)`: `t` is each of `pool`'s threads.
@@ -1253,6 +1263,7 @@ impl<'a> Walker<'a> {
                 what,
                 runs_code: false,
                 needs_gil_check: true,
+                at_destruction: true,
             });
         }
     }
@@ -1336,6 +1347,7 @@ impl<'a> Walker<'a> {
                         ),
                         runs_code: false,
                         needs_gil_check: true,
+                        at_destruction: false,
                     };
                     self.model.functions[id].py_uses.push(use_);
                 }
@@ -1566,6 +1578,7 @@ impl<'a> Walker<'a> {
             what,
             runs_code,
             needs_gil_check: true,
+            at_destruction: false,
         };
         if let Some(function) = self.function() {
             function.py_uses.push(use_);
@@ -1826,8 +1839,17 @@ impl<'a> Walker<'a> {
             .collect();
         for (index, arg) in args.into_iter().enumerate() {
             if arg.kind() != "lambda_expression" {
+                // A parameter handed on (`impl->add(std::move(f))`) is kept where the callee
+                // keeps it.
+                if let Some(param) = self.param_value(arg) {
+                    self.keep_param(param, Some((call as u32, index as u32)));
+                }
                 self.visit(arg);
                 continue;
+            }
+            // The parameters it captures are handed on with it.
+            for param in self.captured_params(arg) {
+                self.keep_param(param, Some((call as u32, index as u32)));
             }
             let id = self.visit_lambda(arg);
             let introducer = arg.child_by_field_name("captures").unwrap_or(arg);
@@ -1846,6 +1868,106 @@ impl<'a> Walker<'a> {
                     )],
                 );
             }
+        }
+    }
+
+    /// The parameter of the function being walked that `value` is: `f`, `std::move(f)`,
+    /// `std::forward<F>(f)`, or a local made from one of these (see [`Walker::alias_param`]).
+    fn param_value(&self, value: Node) -> Option<u32> {
+        let text: String = self
+            .text(value)
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        let name = match text.strip_suffix(')') {
+            Some(call) => {
+                let (function, name) = call.split_once('(')?;
+                let function = function.split('<').next().unwrap_or(function);
+                if !matches!(function, "std::move" | "move" | "std::forward" | "forward") {
+                    return None;
+                }
+                name.to_string()
+            }
+            None => text,
+        };
+        match self.frames.last()?.locals.get(&name)? {
+            Local::Param(index) => Some(*index),
+            _ => None,
+        }
+    }
+
+    /// See [`Function::kept_params`].
+    fn keep_param(&mut self, param: u32, handed: Option<(u32, u32)>) {
+        if let Some(function) = self.function()
+            && !function.kept_params.contains(&(param, handed))
+        {
+            function.kept_params.push((param, handed));
+        }
+    }
+
+    /// A value stored in a container (`tasks.push(std::move(task))`, `handlers[id] = [cb] {..}`):
+    /// a lambda written there is kept, not run here, and so are the parameters it captures; a
+    /// parameter stored there is kept.
+    fn keep_value(&mut self, value: Node) {
+        if value.kind() != "lambda_expression" {
+            if let Some(param) = self.param_value(value) {
+                self.keep_param(param, None);
+            }
+            return self.visit(value);
+        }
+        for param in self.captured_params(value) {
+            self.keep_param(param, None);
+        }
+        let id = self.visit_lambda(value);
+        let introducer = value.child_by_field_name("captures").unwrap_or(value);
+        let site = CallSite {
+            span: span(introducer),
+            target: CallTarget::Direct(id),
+            args: 0,
+        };
+        if let Some(function) = self.function() {
+            function.push_call(site, [CallNote::Kept]);
+        }
+    }
+
+    /// The parameters of the function being walked that `lambda` captures by name (`[f]`,
+    /// `[g = std::move(f)]`).
+    fn captured_params(&self, lambda: Node) -> Vec<u32> {
+        let Some(captures) = lambda.child_by_field_name("captures") else {
+            return Vec::new();
+        };
+        let mut cursor = captures.walk();
+        captures
+            .named_children(&mut cursor)
+            .filter_map(|c| match c.kind() {
+                "identifier" => Some(c),
+                "lambda_capture_initializer" => c.child_by_field_name("right"),
+                _ => None,
+            })
+            .filter_map(|c| self.param_value(c))
+            .collect()
+    }
+
+    /// `T task(std::move(f))`, `auto task = f`: the local `name` is parameter `f` for calls and
+    /// stores.
+    fn alias_param(&mut self, name: &str, declarator: Node, value: Option<Node>) {
+        fn single(list: Node) -> Option<Node> {
+            (list.named_child_count() == 1)
+                .then(|| list.named_child(0))
+                .flatten()
+        }
+        let made_from = match value {
+            Some(v) if matches!(v.kind(), "argument_list" | "initializer_list") => single(v),
+            Some(v) => Some(v),
+            // `T task(std::move(f))`, which the grammar may read as a function declaration.
+            None => declarator
+                .child_by_field_name("parameters")
+                .and_then(single),
+        };
+        if let Some(param) = made_from.and_then(|v| self.param_value(v))
+            && let Some(frame) = self.frame()
+        {
+            frame.locals.insert(name.to_string(), Local::Param(param));
         }
     }
 
@@ -1936,6 +2058,7 @@ impl<'a> Walker<'a> {
                     }),
                 None => self.unknown_receiver(),
             };
+            let stores = self.k.container_add_methods.contains(&method);
             let target = CallTarget::Named {
                 path: method.into(),
                 receiver: receiver_kind,
@@ -1949,7 +2072,21 @@ impl<'a> Walker<'a> {
                     self.frame().is_some_and(|f| f.unpublished.remove(&name))
                 });
             let note = unpublished.then_some(CallNote::Unpublished);
-            self.add_noted_call(field, target, node.child_by_field_name("arguments"), note);
+            let arguments = node.child_by_field_name("arguments");
+            self.add_noted_call(field, target, arguments, note);
+            self.visit(callee);
+            if let Some(arguments) = arguments {
+                if stores {
+                    let mut cursor = arguments.walk();
+                    let values: Vec<Node> = arguments.named_children(&mut cursor).collect();
+                    for value in values {
+                        self.keep_value(value);
+                    }
+                } else {
+                    self.visit_passed_arguments(arguments);
+                }
+            }
+            return;
         }
         self.visit_children(node);
     }
@@ -2744,6 +2881,7 @@ impl<'a> Walker<'a> {
             what,
             runs_code: false,
             needs_gil_check: true,
+            at_destruction: false,
         });
         if self.escaping.insert(id) {
             let why = format!(
@@ -3026,6 +3164,7 @@ impl<'a> Walker<'a> {
                 };
             }
             if in_function && let Some(name) = &name {
+                self.alias_param(name, declarator, value);
                 let made = self.makes_object(ty, declarator, value);
                 if let Some(frame) = self.frame() {
                     if made {
