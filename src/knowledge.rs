@@ -554,6 +554,7 @@ impl Knowledge {
             let all = self.rust.crates.entry(krate).or_default();
             all.fields.extend(types.fields);
             all.statics.extend(types.statics);
+            all.contents.extend(types.contents);
         }
     }
 
