@@ -99,6 +99,10 @@ struct GilSection {
     acquire_calls: Vec<String>,
     #[serde(default)]
     release_state_calls: Vec<String>,
+    /// Calls that tell whether this thread holds the GIL (`PyGILState_Check()`): the branch taken
+    /// when one says no runs without it.
+    #[serde(default)]
+    held_checks: Vec<String>,
     /// Types of callables that take the GIL when called, since they may wrap a Python
     /// callable (`std::function`, through pybind11's `functional.h`).
     #[serde(default)]
@@ -319,6 +323,9 @@ pub struct Knowledge {
     /// (the GIL may have been held before), but a destructor starting with one ends what its
     /// constructor took (see `frontend::cpp::guards`).
     pub release_state_calls: NameSet,
+    /// Calls that tell whether this thread holds the GIL: `if (!PyGILState_Check()) { ... }`
+    /// runs its branch without it.
+    pub held_checks: NameSet,
     pub python_calls: NameSet,
     pub calls_running_code: NameSet,
     pub ready_after_import: NameSet,
@@ -449,6 +456,7 @@ impl Knowledge {
         self.acquire_calls.extend(&gil.acquire_calls, ns);
         self.release_state_calls
             .extend(&gil.release_state_calls, ns);
+        self.held_checks.extend(&gil.held_checks, ns);
         let api = &file.python_api;
         self.python_calls.extend(&api.calls, ns);
         self.calls_running_code.extend(&api.calls_running_code, ns);

@@ -8,7 +8,7 @@ pub mod scan;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use std::ops::ControlFlow;
+use std::ops::{ControlFlow, Range};
 
 use thin_vec::ThinVec;
 use tree_sitter::{Node, ParseOptions, Parser};
@@ -483,6 +483,15 @@ struct Frame {
     /// Locals holding an object this function made and has not yet given away: reading and
     /// writing its fields keeps it so, any other use ends it (see [`CallNote::Unpublished`]).
     unpublished: FxHashSet<String>,
+    /// The GIL switches (indices) that a jump out of their block does not undo: calls
+    /// (`PyEval_SaveThread()`) and branches on whether the GIL is held, not guards, whose
+    /// destructors run at the jump.
+    lasting: Vec<usize>,
+    /// Labels that a `goto` jumps to forward from where such a switch has released the GIL, with
+    /// the jump.
+    jumps: FxHashMap<String, Span>,
+    /// The function asks whether it holds the GIL (see `branch_without_gil`).
+    checks_gil: bool,
 }
 
 struct Walker<'a> {
@@ -815,6 +824,7 @@ impl<'a> Walker<'a> {
                 }
             }
             "if_statement" => {
+                self.branch_without_gil(node);
                 let before = self.function().map_or(0, |f| f.gil_switches.len());
                 self.visit_children(node);
                 self.switch_after_if(node, before);
@@ -837,6 +847,11 @@ impl<'a> Walker<'a> {
                 }
             }
             "call_expression" => self.visit_call(node),
+            "goto_statement" => self.jump(node),
+            "labeled_statement" => {
+                self.land(node);
+                self.visit_children(node);
+            }
             "identifier" => self.use_local(node),
             "expression_statement" if node.named_child_count() == 1 => {
                 // An object-like switch macro as a statement: `NPY_END_THREADS;`.
@@ -1302,6 +1317,9 @@ impl<'a> Walker<'a> {
             returns_reference,
             return_type,
             unpublished: FxHashSet::default(),
+            lasting: Vec::new(),
+            jumps: FxHashMap::default(),
+            checks_gil: false,
         };
         if let Some(parameters) = parameters {
             let mut cursor = parameters.walk();
@@ -1608,7 +1626,124 @@ impl<'a> Walker<'a> {
             return false;
         };
         self.add_gil_switch(node, to, what);
+        self.mark_lasting();
         true
+    }
+
+    /// The switch just added outlives a jump out of its block (see [`Frame::lasting`]).
+    fn mark_lasting(&mut self) {
+        let Some(frame) = self.frames.last_mut() else {
+            return;
+        };
+        let count = self.model.functions[frame.id].gil_switches.len();
+        frame.lasting.push(count - 1);
+    }
+
+    /// A release over `scope` that outlives jumps out of it.
+    fn add_lasting_switch(&mut self, at: Span, scope: Range<u32>, what: String) {
+        let switch = GilSwitch {
+            span: at,
+            to: GilState::Released,
+            scope,
+            what,
+        };
+        if let Some(function) = self.function() {
+            function.gil_switches.push(switch);
+            self.mark_lasting();
+        }
+    }
+
+    /// `if (!PyGILState_Check()) { ... }` (or the `else` of `if (PyGILState_Check())`): the
+    /// branch taken where this thread does not hold the GIL runs without it.
+    fn branch_without_gil(&mut self, node: Node) {
+        let Some(value) = node
+            .child_by_field_name("condition")
+            .and_then(|c| c.child_by_field_name("value"))
+        else {
+            return;
+        };
+        let negated = value.kind() == "unary_expression"
+            && value
+                .child_by_field_name("operator")
+                .is_some_and(|o| self.text(o) == "!");
+        let call = if negated {
+            value.child_by_field_name("argument")
+        } else {
+            Some(value)
+        };
+        let Some(callee) = call
+            .filter(|c| c.kind() == "call_expression")
+            .and_then(|c| c.child_by_field_name("function"))
+        else {
+            return;
+        };
+        let path = self.path(callee);
+        if !self.names(&self.k.held_checks, &path) {
+            return;
+        }
+        let branch = if negated {
+            node.child_by_field_name("consequence")
+        } else {
+            node.child_by_field_name("alternative")
+        };
+        let Some(branch) = branch else {
+            return;
+        };
+        let shown = self.text(callee).to_string();
+        let what = format!("the branch taken when `{shown}()` says it is not held");
+        let scope = branch.start_byte() as u32..branch.end_byte() as u32;
+        self.add_lasting_switch(span(value), scope, what);
+        // A function that asks is written to be called without the GIL, from anywhere: an entry
+        // point (entered holding it; the branch says where it is not held).
+        let Some(frame) = self.frames.last_mut() else {
+            return;
+        };
+        if !std::mem::replace(&mut frame.checks_gil, true) {
+            let id = frame.id;
+            let name = self.model.functions[id].name.clone();
+            self.push_binding(name, span(value), CallTarget::Direct(id), None);
+        }
+    }
+
+    /// `goto end;` where a call or a branch has released the GIL: the code from label `end` on
+    /// runs without the GIL too (a forward jump only; see `land`).
+    fn jump(&mut self, node: Node) {
+        let Some(label) = node.child_by_field_name("label") else {
+            return;
+        };
+        let Some(frame) = self.frames.last() else {
+            return;
+        };
+        let at = node.start_byte() as u32;
+        let switches = &self.model.functions[frame.id].gil_switches;
+        let released = frame
+            .lasting
+            .iter()
+            .map(|&i| &switches[i])
+            .filter(|s| s.scope.contains(&at))
+            .max_by_key(|s| s.scope.start)
+            .is_some_and(|s| s.to == GilState::Released);
+        if released {
+            let name = self.text(label).to_string();
+            if let Some(frame) = self.frames.last_mut() {
+                frame.jumps.entry(name).or_insert(span(node));
+            }
+        }
+    }
+
+    /// The label of a `goto` that left a region without the GIL (see `jump`): from here to the
+    /// end of the block, the GIL may be released.
+    fn land(&mut self, node: Node) {
+        let Some(label) = node.child_by_field_name("label") else {
+            return;
+        };
+        let name = self.text(label);
+        let Some(jump) = self.frames.last_mut().and_then(|f| f.jumps.remove(name)) else {
+            return;
+        };
+        let what = format!("`goto {name}`, which leaves a region without the GIL");
+        let scope = node.start_byte() as u32..self.block_end();
+        self.add_lasting_switch(jump, scope, what);
     }
 
     /// The GIL state an `if` statement leaves for the rest of the block, from the switches its
