@@ -11,8 +11,7 @@
 //! - `L -> GIL`, implicit: Python code runs while `L` is held with the GIL held: the interpreter may
 //!   drop the GIL and must take it back while `L` is still held.
 
-use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -52,20 +51,23 @@ pub enum Pred {
     /// Directly by the binding.
     Entry,
     /// Through call number `call` of `caller`, a guess when the call graph says so.
+    /// `caller` is the caller's index in [`Reach::order`].
     Call {
-        caller: Node,
+        caller: usize,
         call: usize,
         guessed: bool,
     },
 }
 
-/// Everything one binding reaches, with how.
+/// Everything one binding reaches, with how. Every binding's is kept until the rules have run,
+/// so it holds no map from nodes: on a large program the maps were the peak of the run's memory.
 pub struct Reach {
     pub binding: usize,
-    pub preds: FxHashMap<Node, Pred>,
     /// Nodes in the order they were reached (deterministic): first those reached through
     /// resolved calls only, then those that need a guessed call.
     pub order: Vec<Node>,
+    /// How each node of `order` was first reached, at the same index.
+    preds: Vec<Pred>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -254,9 +256,12 @@ impl Builder<'_> {
 
     fn explore(&mut self, binding: usize) -> Reach {
         let entry = self.program.bindings[binding].entry;
-        let mut preds = FxHashMap::default();
-        let mut order = Vec::new();
-        let mut queue = VecDeque::new();
+        let mut reach = Reach {
+            binding,
+            order: Vec::new(),
+            preds: Vec::new(),
+        };
+        let mut seen = FxHashSet::default();
         for &function in self.graph.binding_targets(binding) {
             let node = Node {
                 function,
@@ -265,9 +270,7 @@ impl Builder<'_> {
                 entered_from: None,
                 unpublished: false,
             };
-            if preds.insert(node, Pred::Entry).is_none() {
-                queue.push_back(node);
-            }
+            reach.add(&mut seen, node, Pred::Entry);
         }
         // Every node is reached first along a path with the fewest guessed calls (a breadth-first
         // search per number of guesses), so that its path shows no guess when it has one without,
@@ -275,9 +278,12 @@ impl Builder<'_> {
         let mut deferred = Vec::new();
         // The guessed calls on the paths of the nodes being visited.
         let mut guesses = 0;
+        // Nodes are visited in the order they are reached: `reach.order[visited..]` is the queue.
+        let mut visited = 0;
         loop {
-            while let Some(node) = queue.pop_front() {
-                order.push(node);
+            while let Some(&node) = reach.order.get(visited) {
+                let index = visited;
+                visited += 1;
                 let f = &self.program.functions[node.function];
                 for (call, site) in f.calls.iter().enumerate() {
                     let at = site.span.start;
@@ -324,15 +330,15 @@ impl Builder<'_> {
                         };
                         if self.graph.guessed(node.function, call) {
                             if guesses < MAX_GUESSES_PER_PATH {
-                                deferred.push((next, node, call));
+                                deferred.push((next, index, call));
                             }
-                        } else if let Entry::Vacant(entry) = preds.entry(next) {
-                            entry.insert(Pred::Call {
-                                caller: node,
+                        } else {
+                            let pred = Pred::Call {
+                                caller: index,
                                 call,
                                 guessed: false,
-                            });
-                            queue.push_back(next);
+                            };
+                            reach.add(&mut seen, next, pred);
                         }
                     }
                 }
@@ -342,25 +348,19 @@ impl Builder<'_> {
             }
             guesses += 1;
             for (next, caller, call) in std::mem::take(&mut deferred) {
-                if let Entry::Vacant(entry) = preds.entry(next) {
-                    entry.insert(Pred::Call {
-                        caller,
-                        call,
-                        guessed: true,
-                    });
-                    queue.push_back(next);
-                }
+                let pred = Pred::Call {
+                    caller,
+                    call,
+                    guessed: true,
+                };
+                reach.add(&mut seen, next, pred);
             }
         }
-        Reach {
-            binding,
-            preds,
-            order,
-        }
+        reach
     }
 
     fn record_edges(&mut self, reach: &Reach) {
-        for &node in &reach.order {
+        for (index, &node) in reach.order.iter().enumerate() {
             let Node {
                 function, state, ..
             } = node;
@@ -413,12 +413,12 @@ impl Builder<'_> {
                 match sites.get_mut(&at) {
                     Some(witness) => {
                         witness.bindings.insert(reach.binding);
-                        if reach.guesses(node) < guesses(&witness.trace) {
-                            witness.trace = trace_to(self.program, reach, node, at.start);
+                        if reach.guesses(index) < guesses(&witness.trace) {
+                            witness.trace = trace_to(self.program, reach, index, at.start);
                         }
                     }
                     None => {
-                        let trace = trace_to(self.program, reach, node, at.start);
+                        let trace = trace_to(self.program, reach, index, at.start);
                         let bindings = BTreeSet::from([reach.binding]);
                         sites.insert(
                             at,
@@ -463,25 +463,34 @@ fn gil_state_without(f: &Function, skip: usize, offset: u32, entry: GilState) ->
 }
 
 impl Reach {
-    /// How many guessed calls the path to `node` follows.
-    pub fn guesses(&self, node: Node) -> usize {
-        self.path_to(node)
+    /// Adds `node`, reached as `pred` says, unless it was reached before (it is in `seen`).
+    fn add(&mut self, seen: &mut FxHashSet<Node>, node: Node, pred: Pred) {
+        if seen.insert(node) {
+            self.order.push(node);
+            self.preds.push(pred);
+        }
+    }
+
+    /// How many guessed calls the path to node `order[index]` follows.
+    pub fn guesses(&self, index: usize) -> usize {
+        self.path_to(index)
             .iter()
             .filter(|&&(_, _, guessed)| guessed)
             .count()
     }
 
-    /// The calls from the binding to `node`: `(caller, call index, guessed)`, outermost first.
-    pub fn path_to(&self, node: Node) -> Vec<(Node, usize, bool)> {
+    /// The calls from the binding to node `order[index]`: `(caller, call index, guessed)`,
+    /// outermost first.
+    pub fn path_to(&self, index: usize) -> Vec<(Node, usize, bool)> {
         let mut path = Vec::new();
-        let mut current = node;
-        while let Some(&Pred::Call {
+        let mut current = index;
+        while let Pred::Call {
             caller,
             call,
             guessed,
-        }) = self.preds.get(&current)
+        } = self.preds[current]
         {
-            path.push((caller, call, guessed));
+            path.push((self.order[caller], call, guessed));
             current = caller;
         }
         path.reverse();
@@ -491,7 +500,8 @@ impl Reach {
 
 /// The path from the binding to `offset` in `node`'s function: the binding, every call with the
 /// GIL release and the locks in effect there, and what is in effect at `offset`.
-pub fn trace_to(program: &Program, reach: &Reach, node: Node, offset: u32) -> Vec<Step> {
+pub fn trace_to(program: &Program, reach: &Reach, index: usize, offset: u32) -> Vec<Step> {
+    let node = reach.order[index];
     let binding = &program.bindings[reach.binding];
     let mut steps = vec![Step {
         guessed: false,
@@ -508,7 +518,7 @@ pub fn trace_to(program: &Program, reach: &Reach, node: Node, offset: u32) -> Ve
             ),
         },
     }];
-    for (caller, call, guessed) in reach.path_to(node) {
+    for (caller, call, guessed) in reach.path_to(index) {
         let (f, state) = (&program.functions[caller.function], caller.state);
         let site = &f.calls[call];
         context_steps(program, f, state, site.span.start, &mut steps);
@@ -743,11 +753,12 @@ mod tests {
              PYBIND11_MODULE(m, mod) { mod.def(\"start\", &start); }\n",
         );
         let reach = &facts.reaches[0];
-        let node = *reach
+        let index = reach
             .order
             .iter()
-            .find(|n| program.functions[n.function].kind == FunctionKind::Lambda)
+            .position(|n| program.functions[n.function].kind == FunctionKind::Lambda)
             .expect("the thread's body is reached");
+        let node = reach.order[index];
         assert_eq!(node.state, GilState::Released);
         let held: Vec<&Lock> = facts
             .held(node.held)
@@ -757,7 +768,7 @@ mod tests {
         assert_eq!(held.len(), 1, "{held:?}");
         assert_eq!(held[0].kind, LockKind::Thread);
         // The path to it: the binding, then the call that starts the thread.
-        let path = reach.path_to(node);
+        let path = reach.path_to(index);
         assert_eq!(path.len(), 1);
         assert_eq!(program.functions[path[0].0.function].qualname, "start");
     }

@@ -3,8 +3,10 @@
 //!
 //! Each analysed file has two entries in the cache directory, named after its path: its
 //! [`Facts`] and its model. Each project (its list of paths) has two more, keyed by a [`RunKey`]:
-//! the files the pre-filter chose, and what the whole run made (its findings), which answers a run
-//! of an unchanged tree without reading any other entry. Each starts with a [`Key`] (a hash of this build, the file's path,
+//! the files the pre-filter chose (keyed by every file's scan, with the hash of each chosen file's
+//! model, so that an edit that changes neither is answered without the pre-filter's rounds), and
+//! what the whole run made (its findings, keyed by every file's text), which answers a run of an
+//! unchanged tree without reading any other entry. Each starts with a [`Key`] (a hash of this build, the file's path,
 //! language and text) and a checksum. A fact that depends on knowledge learnt from the analysed code (the project's
 //! guard types, macros and crate types) carries a hash of that knowledge and is used only under
 //! the same. Entries are written atomically (a temporary file renamed over the entry), so two
@@ -34,7 +36,7 @@ pub const DIR_NAME: &str = ".gil-lint-cache";
 /// Start the two kinds of entry; the last byte is the layout's version.
 const FACTS: &[u8; 8] = b"gilfact\x01";
 const MODEL: &[u8; 8] = b"gilmodl\x01";
-const RUN: &[u8; 8] = b"gilrun\0\x01";
+const RUN: &[u8; 8] = b"gilrun\0\x02";
 const RESULT: &[u8; 8] = b"gilrslt\x01";
 
 /// This build: entries written by any other are not read, as their models may differ.
@@ -57,9 +59,10 @@ impl Key {
     }
 }
 
-/// Identifies the inputs of a whole run: every file's path and [`Key`], in order, and the
-/// knowledge (or a hash of whatever else the entry depends on). `name` identifies the list of
-/// paths alone (a project), so that a project has one entry of each kind.
+/// Identifies the inputs of a whole run: every file's path and a hash of what the entry depends on
+/// in it (its [`Key`], or its scan), in order, and the knowledge (or a hash of whatever else the
+/// entry depends on). `name` identifies the list of paths alone (a project), so that a project has
+/// one entry of each kind.
 pub struct RunKey {
     name: u64,
     key: u128,
@@ -68,13 +71,27 @@ pub struct RunKey {
 impl RunKey {
     /// `keys` are the files' keys, none for a file that could not be read.
     pub fn new(files: &[(PathBuf, Language)], keys: &[Option<Key>], learnt: u64) -> RunKey {
+        Self::of_hashes(files, keys.iter().map(|k| k.map_or(0, |k| k.0)), learnt)
+    }
+
+    /// `scans` are the hashes of the files' scans ([`scan_hash`]).
+    pub fn of_scans(files: &[(PathBuf, Language)], scans: &[u64], learnt: u64) -> RunKey {
+        Self::of_hashes(files, scans.iter().map(|&h| u128::from(h)), learnt)
+    }
+
+    fn of_hashes(
+        files: &[(PathBuf, Language)],
+        hashes: impl Iterator<Item = u128>,
+        learnt: u64,
+    ) -> RunKey {
         let (mut name, mut key) = (Xxh3::new(), Xxh3::new());
         key.update(&learnt.to_le_bytes());
-        for ((path, _), file) in files.iter().zip(keys) {
+        for ((path, language), hash) in files.iter().zip(hashes) {
             let path = path.as_os_str().as_encoded_bytes();
             name.update(&(path.len() as u64).to_le_bytes());
             name.update(path);
-            key.update(&file.map_or(0, |k| k.0).to_le_bytes());
+            key.update(&[*language as u8]);
+            key.update(&hash.to_le_bytes());
         }
         let name = name.digest();
         key.update(&name.to_le_bytes());
@@ -100,6 +117,34 @@ pub struct Facts {
     pub suppressions: Option<bool>,
     /// The pre-filter's scan: whether the file is a seed, and what it may define.
     pub scan: Learnt<(bool, Option<Definitions>)>,
+}
+
+/// A model read back from the cache.
+pub struct Model {
+    /// The hash of the learnt knowledge it was made under.
+    pub learnt: u64,
+    pub model: FileModel,
+    /// A hash of the model and `learnt`, the same for equal models (their encoding, which is
+    /// also the entry's checksum): what the pre-filter's choice is checked against.
+    pub hash: u64,
+}
+
+/// A hash of the pre-filter's scan of one file (whether it is a seed, and what it may define),
+/// the same for equal scans whatever the order of their sets.
+pub fn scan_hash(seed: bool, definitions: Option<&Definitions>) -> u64 {
+    let definitions = definitions.map(|definitions| {
+        // Every field, so that one added is not forgotten here.
+        let Definitions {
+            functions,
+            classes,
+            scopes,
+            module,
+        } = definitions;
+        let mut scopes: Vec<&String> = scopes.iter().collect();
+        scopes.sort_unstable();
+        (functions, classes, scopes, module)
+    });
+    xxh3_64(&postcard::to_allocvec(&(seed, definitions)).expect("a scan encodes"))
 }
 
 /// An open cache directory. Each analysed file has two entries, named after its path: its
@@ -205,21 +250,26 @@ impl Cache {
     }
 
     /// This file's model, with the hash of the learnt knowledge it was made under, if a valid
-    /// entry holds one that fits `text` (the text of `key`).
-    pub fn model(&self, path: &Path, key: Key, text: &str) -> Option<(u64, FileModel)> {
+    /// entry holds one that fits `text` (the text of `key`); and the model's [`Model::hash`].
+    pub fn model(&self, path: &Path, key: Key, text: &str) -> Option<Model> {
         let header = [&MODEL[..], &key.0.to_le_bytes()].concat();
         let payload = self.read(self.entry_path(path, "model"), &header)?;
         let (learnt, model): (u64, FileModel) = postcard::from_bytes(&payload).ok()?;
         let mut model = Some(model).filter(|model| fits(model, text))?;
         model.share_names();
-        Some((learnt, model))
+        Some(Model {
+            learnt,
+            model,
+            hash: xxh3_64(&payload),
+        })
     }
 
-    pub fn store_model(&self, path: &Path, key: Key, learnt: u64, model: &FileModel) {
+    /// Keeps this file's model, made under the learnt knowledge `learnt`; its [`Model::hash`].
+    pub fn store_model(&self, path: &Path, key: Key, learnt: u64, model: &FileModel) -> u64 {
         let header = [&MODEL[..], &key.0.to_le_bytes()].concat();
-        if let Ok(payload) = postcard::to_allocvec(&(learnt, model)) {
-            self.write(self.entry_path(path, "model"), &header, &payload);
-        }
+        let payload = postcard::to_allocvec(&(learnt, model)).expect("a model encodes");
+        self.write(self.entry_path(path, "model"), &header, &payload);
+        xxh3_64(&payload)
     }
 }
 
@@ -228,17 +278,18 @@ impl Cache {
         self.dir.join(format!("{:016x}.{kind}", run.name))
     }
 
-    /// The files (indices, in order) the pre-filter modelled in a run of the same inputs.
-    pub fn selection(&self, run: &RunKey, files: usize) -> Option<Vec<usize>> {
+    /// The files (indices, in order) the pre-filter modelled in a run of the same scans, each
+    /// with the hash of what modelling it made ([`Model::hash`], or a hash of its error).
+    pub fn selection(&self, run: &RunKey, files: usize) -> Option<Vec<(usize, u64)>> {
         let header = [&RUN[..], &run.key.to_le_bytes()].concat();
         let payload = self.read(self.run_path(run, "run"), &header)?;
-        let chosen: Vec<usize> = postcard::from_bytes(&payload).ok()?;
-        let valid =
-            chosen.windows(2).all(|w| w[0] < w[1]) && chosen.last().is_none_or(|&i| i < files);
+        let chosen: Vec<(usize, u64)> = postcard::from_bytes(&payload).ok()?;
+        let valid = chosen.windows(2).all(|w| w[0].0 < w[1].0)
+            && chosen.last().is_none_or(|&(i, _)| i < files);
         valid.then_some(chosen)
     }
 
-    pub fn store_selection(&self, run: &RunKey, chosen: &[usize]) {
+    pub fn store_selection(&self, run: &RunKey, chosen: &[(usize, u64)]) {
         let header = [&RUN[..], &run.key.to_le_bytes()].concat();
         if let Ok(payload) = postcard::to_allocvec(chosen) {
             self.write(self.run_path(run, "run"), &header, &payload);

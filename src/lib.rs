@@ -24,6 +24,7 @@ pub mod suppress;
 pub(crate) mod test_support;
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
@@ -331,6 +332,17 @@ pub fn analyse_files_opts(
                 }
             });
     }
+    // What the pre-filter's choice depends on in each file: its scan (see below).
+    let scan_hashes: Vec<u64> = match (&scanner, options.cache) {
+        (Some(_), Some(_)) => entries
+            .par_iter()
+            .map(|facts| {
+                let (seed, definitions) = &facts.scan.as_ref().expect("every file scanned").1;
+                cache::scan_hash(*seed, definitions.as_ref())
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     let scans = scanner.map(|_| {
         prefilter::Scans::new(
             entries
@@ -371,43 +383,62 @@ pub fn analyse_files_opts(
             if key.is_some_and(|(_, key)| Some(key) != keys[i]) {
                 stale.store(true, Ordering::Relaxed);
             }
-            let model = model_cached(path, *language, &text, &knowledge, key, learnt)?;
+            let (model, hash) = model_cached(path, *language, &text, &knowledge, key, learnt)?;
             let mut source = SourceFile::new(display_path(path), *language, text);
             if !keep_text && !analysis::reads_text(&model) {
                 source.drop_text();
             }
-            Ok(Modelled { model, source })
+            Ok(Modelled {
+                model,
+                source,
+                hash,
+            })
         });
         progress(Progress::FileDone);
         modelled
     };
     let models: Vec<Option<Result<Modelled, String>>> = match scans {
         Some(scans) => {
-            // The same inputs as a run before: the pre-filter would choose the same files again.
+            // The pre-filter's choice is a function of every file's scan and of what modelling
+            // the files it chooses makes (the models, or the errors). So when the scans are those
+            // of a run before (an edit that defines nothing new), and the files that run chose
+            // model as they did then (the edit changed no model), it would choose them again.
             let run = options
                 .cache
-                .map(|cache| (cache, RunKey::new(files, &keys, learnt)));
+                .map(|cache| (cache, RunKey::of_scans(files, &scan_hashes, learnt)));
             let chosen = run
                 .as_ref()
                 .and_then(|(cache, run)| cache.selection(run, files.len()));
-            let models = match chosen {
-                Some(chosen) => {
-                    let mut models: Vec<_> = files.iter().map(|_| None).collect();
-                    let made: Vec<_> = chosen.into_par_iter().map(|i| (i, model(i))).collect();
-                    for (i, made) in made {
-                        models[i] = Some(made);
-                    }
-                    models
+            let mut made: Vec<_> = files.iter().map(|_| None).collect();
+            let mut same = false;
+            if let Some(chosen) = chosen {
+                let results: Vec<_> = chosen.par_iter().map(|&(i, _)| model(i)).collect();
+                same = results
+                    .iter()
+                    .zip(&chosen)
+                    .all(|(result, &(_, hash))| made_hash(result) == Some(hash));
+                for (result, (i, _)) in results.into_iter().zip(chosen) {
+                    made[i] = Some(result);
                 }
-                None => {
-                    let models = prefilter::model_relevant(files, scans, model);
-                    if let Some((cache, run)) = &run {
-                        let chosen: Vec<usize> =
-                            (0..files.len()).filter(|&i| models[i].is_some()).collect();
-                        cache.store_selection(run, &chosen);
-                    }
-                    models
+            }
+            let models = if same {
+                made
+            } else {
+                // The files modelled above are not modelled again.
+                let made: Vec<Mutex<Option<_>>> = made.into_iter().map(Mutex::new).collect();
+                let models = prefilter::model_relevant(files, scans, |i| {
+                    let made = made[i].lock().expect("no panic holds it").take();
+                    made.unwrap_or_else(|| model(i))
+                });
+                let chosen: Option<Vec<(usize, u64)>> = models
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, m)| Some(made_hash(m.as_ref()?).map(|hash| (i, hash))))
+                    .collect();
+                if let (Some((cache, run)), Some(chosen)) = (&run, chosen) {
+                    cache.store_selection(run, &chosen);
                 }
+                models
             };
             for _ in models.iter().filter(|m| m.is_none()) {
                 progress(Progress::FileDone);
@@ -435,7 +466,7 @@ pub fn analyse_files_opts(
     let mut failed = Vec::new();
     for (i, (((path, language), kept), model)) in files.iter().zip(kept).zip(models).enumerate() {
         match (kept, model) {
-            (_, Some(Ok(Modelled { model, source }))) => program.add_file(source, model),
+            (_, Some(Ok(Modelled { model, source, .. }))) => program.add_file(source, model),
             (Ok(text), None) => program.add_file(
                 SourceFile::new(display_path(path), *language, text.unwrap_or_default()),
                 FileModel::default(),
@@ -465,7 +496,8 @@ pub fn analyse_files_opts(
 }
 
 /// Models one file through the cache, if there is one (with the text's key): a model made under
-/// the same learnt knowledge is read back, and a model made is written.
+/// the same learnt knowledge is read back, and a model made is written. With the cache, also the
+/// model's hash ([`cache::Model::hash`]).
 fn model_cached(
     path: &Path,
     language: Language,
@@ -473,18 +505,26 @@ fn model_cached(
     knowledge: &Knowledge,
     cache: Option<(&Cache, Key)>,
     learnt: u64,
-) -> Result<FileModel, String> {
+) -> Result<(FileModel, Option<u64>), String> {
     let Some((cache, key)) = cache else {
-        return model_file(path, language, text, knowledge);
+        return Ok((model_file(path, language, text, knowledge)?, None));
     };
-    if let Some((made, model)) = cache.model(path, key, text)
-        && made == learnt
+    if let Some(cached) = cache.model(path, key, text)
+        && cached.learnt == learnt
     {
-        return Ok(model);
+        return Ok((cached.model, Some(cached.hash)));
     }
     let model = model_file(path, language, text, knowledge)?;
-    cache.store_model(path, key, learnt, &model);
-    Ok(model)
+    let hash = cache.store_model(path, key, learnt, &model);
+    Ok((model, Some(hash)))
+}
+
+/// A hash of what modelling a file made, with the cache: its model's, or its error's.
+fn made_hash(made: &Result<Modelled, String>) -> Option<u64> {
+    match made {
+        Ok(modelled) => modelled.hash,
+        Err(error) => Some(xxhash_rust::xxh3::xxh3_64(error.as_bytes())),
+    }
 }
 
 /// What a whole run made of its inputs, kept in the cache under the files' paths and keys, the
@@ -660,6 +700,8 @@ fn hash_learnt(learnt: u64, facts: &impl serde::Serialize) -> u64 {
 struct Modelled {
     model: FileModel,
     source: SourceFile,
+    /// With the cache: the model's hash ([`cache::Model::hash`]).
+    hash: Option<u64>,
 }
 
 impl AsRef<FileModel> for Modelled {

@@ -24,6 +24,45 @@ use gil_lint::{Progress, check, discover};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Makes tree-sitter's C library allocate through mimalloc too. With the C library's `malloc`
+/// beside mimalloc, neither reused the memory the other freed: each syntax tree freed left its
+/// pages to `malloc`, and the models made after it took new ones from mimalloc.
+fn tree_sitter_uses_mimalloc() {
+    use std::ffi::c_void;
+    /// tree-sitter does not check for null, and its own default aborts on it.
+    fn allocated(pointer: *mut c_void, size: usize) -> *mut c_void {
+        if pointer.is_null() && size != 0 {
+            std::process::abort();
+        }
+        pointer
+    }
+    unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
+        allocated(unsafe { libmimalloc_sys::mi_malloc(size) }, size)
+    }
+    unsafe extern "C" fn calloc(count: usize, size: usize) -> *mut c_void {
+        let Some(size) = count.checked_mul(size) else {
+            std::process::abort();
+        };
+        allocated(unsafe { libmimalloc_sys::mi_zalloc(size) }, size)
+    }
+    unsafe extern "C" fn realloc(pointer: *mut c_void, size: usize) -> *mut c_void {
+        allocated(unsafe { libmimalloc_sys::mi_realloc(pointer, size) }, size)
+    }
+    unsafe extern "C" fn free(pointer: *mut c_void) {
+        unsafe { libmimalloc_sys::mi_free(pointer) }
+    }
+    // SAFETY: the four are one allocator's, aligned as `malloc`, never null for a size above 0;
+    // and this runs first in `main`, before any other tree-sitter call.
+    unsafe {
+        tree_sitter::set_allocator(Some(tree_sitter::Allocator {
+            malloc,
+            calloc,
+            realloc,
+            free,
+        }))
+    };
+}
+
 /// Finds GIL bugs in Python native-extension binding code (pybind11, nanobind, the C API).
 #[derive(Parser)]
 #[command(name = "gil-lint", version, about, arg_required_else_help = true)]
@@ -193,6 +232,7 @@ const EXIT_USAGE: u8 = 2;
 const MAX_THREADS: i64 = 256;
 
 fn main() -> ExitCode {
+    tree_sitter_uses_mimalloc();
     let cli = Cli::parse();
     if let Some(id) = cli.explain {
         return match known_rule(&id) {

@@ -190,10 +190,10 @@ fn damaged_entries_are_ignored_and_rebuilt() {
 fn model_of(cache: &Cache, path: &Path) -> (Key, u64, FileModel) {
     let text = std::fs::read_to_string(path).unwrap();
     let key = Key::new(path, Language::Cpp, &text);
-    let (learnt, model) = cache
+    let model = cache
         .model(path, key, &text)
         .expect("the file was modelled");
-    (key, learnt, model)
+    (key, model.learnt, model.model)
 }
 
 /// Removes the whole runs' outcomes from the cache, so that the next run reads the models.
@@ -346,4 +346,57 @@ fn a_cache_that_git_tracks_or_that_leads_out_of_the_project_is_not_used() {
     assert!(output == reference);
     assert!(errors[0].contains("a symbolic link"), "{errors:?}");
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+}
+
+/// A binding entered without the GIL whose function calls nothing yet.
+const CALLER: &str = "#include <pybind11/pybind11.h>
+namespace py = pybind11;
+void helper();
+void work() {
+}
+PYBIND11_MODULE(m, mod) { mod.def(\"work\", &work, py::call_guard<py::gil_scoped_release>()); }
+";
+
+/// A function that needs the GIL, in a file that no binding reaches before the edit below.
+const CALLEE: &str = "#include <pybind11/pybind11.h>
+namespace py = pybind11;
+void helper() { py::module_::import(\"json\"); }
+";
+
+#[test]
+fn the_pre_filters_choice_is_reused_only_while_the_models_it_read_are_the_same() {
+    use std::os::unix::fs::MetadataExt;
+    for threads in [1, 2] {
+        let project = tempfile::tempdir().unwrap();
+        let root = project.path().join("src");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(root.join("a.cpp"), CALLER).unwrap();
+        std::fs::write(root.join("b.cpp"), CALLEE).unwrap();
+        let cache = project.path().join("cache");
+        assert_eq!(assert_same("cold", &root, &cache, threads), 0);
+        // The choice's entry: written again (a new file renamed over it) whenever it is made.
+        let choice = || {
+            let runs: Vec<PathBuf> = entries(&cache)
+                .into_iter()
+                .filter(|e| e.extension().is_some_and(|x| x == "run"))
+                .collect();
+            assert_eq!(runs.len(), 1, "{runs:?}");
+            std::fs::metadata(&runs[0]).unwrap().ino()
+        };
+        let made = choice();
+        edit(&root, "a.cpp", |text| text + "// a comment\n");
+        assert_eq!(assert_same("a comment appended", &root, &cache, threads), 0);
+        assert_eq!(
+            choice(),
+            made,
+            "the same scans and models: the choice is reused"
+        );
+        // The same scans, but the binding's model now calls into b.cpp: reusing the choice, which
+        // left b.cpp out, would miss the finding.
+        edit(&root, "a.cpp", |text| {
+            text.replacen("void work() {", "void work() { helper();", 1)
+        });
+        assert_eq!(assert_same("a call added", &root, &cache, threads), 1);
+        assert_ne!(choice(), made, "the choice is made again");
+    }
 }

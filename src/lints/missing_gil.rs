@@ -75,7 +75,7 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
     let mut hits: BTreeMap<(usize, Span, usize), Hit> = BTreeMap::new();
     for reach in &facts.reaches {
         let binding = reach.binding;
-        for &node in &reach.order {
+        for (at, &node) in reach.order.iter().enumerate() {
             let (function, state) = (node.function, node.state);
             let f = &program.functions[function];
             for (index, py_use) in f.py_uses.iter().enumerate() {
@@ -88,8 +88,8 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
                 let key = (function, py_use.span, index);
                 match hits.get_mut(&key) {
                     // The path with the fewest guessed calls is the one to show.
-                    Some(hit) if reach.guesses(node) < guesses(&hit.trace) => {
-                        let trace = trace_to(program, reach, node, py_use.span.start);
+                    Some(hit) if reach.guesses(at) < guesses(&hit.trace) => {
+                        let trace = trace_to(program, reach, at, py_use.span.start);
                         if hit.binding != binding {
                             hit.others.retain(|&b| b != binding);
                             hit.others.push(hit.binding);
@@ -102,7 +102,7 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
                     }
                     Some(_) => {}
                     None => {
-                        let trace = trace_to(program, reach, node, py_use.span.start);
+                        let trace = trace_to(program, reach, at, py_use.span.start);
                         hits.insert(
                             key,
                             Hit {
