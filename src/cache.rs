@@ -94,6 +94,8 @@ pub struct Facts {
     pub guards: Learnt<Vec<(String, GuardFact)>>,
     pub macros: Learnt<Vec<ProjectMacro>>,
     pub crate_types: Option<CrateTypes>,
+    /// Whether a Rust text names a crate that forwards the `log` facade to Python.
+    pub logging_bridge: Learnt<bool>,
     /// Whether the text has suppression comments.
     pub suppressions: Option<bool>,
     /// The pre-filter's scan: whether the file is a seed, and what it may define.

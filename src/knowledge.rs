@@ -13,7 +13,7 @@
 mod rust;
 pub use rust::CrateTypes;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use anyhow::Result;
@@ -298,6 +298,10 @@ pub enum ProjectMacro {
     /// Its argument number `.1` is a function bound under its own name: `ADD(f)` for
     /// `{#f, (PyCFunction)f, METH_VARARGS, nullptr}`.
     Entry(String, usize),
+    /// A function or macro that the project defines under a name in the C API's style
+    /// (`PyObject_FreePIDL`, `PyMem_RawNew`), with the C-API-style names that its body or
+    /// expansion calls.
+    CApiStyle(String, Vec<String>),
 }
 
 /// All loaded knowledge, merged over the files.
@@ -546,6 +550,7 @@ impl Knowledge {
             let all = self.rust.crates.entry(krate).or_default();
             all.fields.extend(types.fields);
             all.statics.extend(types.statics);
+            all.contents.extend(types.contents);
         }
     }
 
@@ -553,6 +558,7 @@ impl Knowledge {
     pub fn add_macros(&mut self, macros: impl IntoIterator<Item = ProjectMacro>) {
         let mut wrappers = Vec::new();
         let mut switches = Vec::new();
+        let mut c_api_style: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for found in macros {
             match found {
                 ProjectMacro::Wrapper(name, state) => wrappers.push((name, state)),
@@ -560,8 +566,12 @@ impl Knowledge {
                 ProjectMacro::Entry(name, argument) => {
                     self.entry_macros.insert(name, argument);
                 }
+                ProjectMacro::CApiStyle(name, calls) => {
+                    c_api_style.entry(name).or_default().extend(calls)
+                }
             }
         }
+        self.add_gil_free_project_names(c_api_style);
         // `(name, state its arguments run in)`.
         add_by_state(
             &mut self.release_wrappers,
@@ -569,6 +579,48 @@ impl Knowledge {
             wrappers,
         );
         add_by_state(&mut self.release_calls, &mut self.acquire_calls, switches);
+    }
+
+    /// The project's own C-API-style names (name -> what their definitions call) that need no
+    /// GIL join `c_api_gil_free`: a call of one then goes to the project's definition, whose body
+    /// is analysed. One that calls an API needing the GIL, directly or through another such name,
+    /// is the API it looks like: its callers must hold the GIL (`PyWinObject_FreeWCHAR` is
+    /// `PyMem_Free`), and the finding is theirs.
+    fn add_gil_free_project_names(&mut self, defined: BTreeMap<String, Vec<String>>) {
+        // Callers of each name, so that needing the GIL spreads from callee to caller once per
+        // name (a long chain of wrappers costs its length, not its square).
+        let mut callers: HashMap<&str, Vec<&str>> = HashMap::new();
+        for (name, calls) in &defined {
+            for call in calls {
+                callers
+                    .entry(call.as_str())
+                    .or_default()
+                    .push(name.as_str());
+            }
+        }
+        let mut pending: Vec<&str> = defined
+            .iter()
+            .filter(|(_, calls)| {
+                calls
+                    .iter()
+                    .any(|c| !defined.contains_key(c) && self.is_c_api_call(c))
+            })
+            .map(|(name, _)| name.as_str())
+            .collect();
+        let mut needs: HashSet<&str> = pending.iter().copied().collect();
+        while let Some(name) = pending.pop() {
+            for &caller in callers.get(name).into_iter().flatten() {
+                if needs.insert(caller) {
+                    pending.push(caller);
+                }
+            }
+        }
+        let free: Vec<String> = defined
+            .keys()
+            .filter(|name| !needs.contains(name.as_str()))
+            .cloned()
+            .collect();
+        self.c_api_gil_free.extend(free);
     }
 
     /// Adds guard types found in the analysed code: `(name, state while one lives)`.

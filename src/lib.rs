@@ -270,7 +270,24 @@ pub fn analyse_files_opts(
                 Some((krate, types.clone()))
             })
             .collect();
-    let learnt = hash_learnt(learnt, &(&macros, &rust_types));
+    // A logging bridge installed anywhere forwards every crate's log macros to Python.
+    let bridges: Vec<bool> = with_entries(files, &texts, &mut entries, &mut changed)
+        .map(
+            |(_, language, text, facts, changed)| match (language, text) {
+                (Language::Rust, Some(text)) => {
+                    learnt_fact(&mut facts.logging_bridge, learnt, changed, || {
+                        frontend::rust_scan::names_crate(text, &knowledge.rust.logging_bridges)
+                    })
+                }
+                _ => false,
+            },
+        )
+        .collect();
+    knowledge.rust.python_logging = bridges.contains(&true);
+    let learnt = hash_learnt(
+        learnt,
+        &(&macros, &rust_types, knowledge.rust.python_logging),
+    );
     knowledge.add_macros(macros.into_iter().flatten());
     knowledge.add_crate_types(rust_types);
     let scanner = options

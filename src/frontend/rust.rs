@@ -50,6 +50,9 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
         lock_fields: FxHashSet::default(),
         free_functions: FxHashSet::default(),
         type_aliases: FxHashMap::default(),
+        lock_contents: FxHashMap::default(),
+        log_imports: FxHashSet::default(),
+        names_python: super::rust_scan::names_python_type(text, &knowledge.rust.python_types),
         generic_bounds: Vec::new(),
         frames: Vec::new(),
     };
@@ -254,6 +257,31 @@ const STD_TRAITS: &[&str] = &[
     "IntoPy",
     "ToPyObject",
 ];
+
+/// The type a value of `ty` holds, when `ty` (through the wrappers of [`type_name`]) holds
+/// another: `State` for `Arc<RwLock<Option<State>>>`. A lock's guard is used as one.
+pub(crate) fn content_type_name(ty: &Type) -> Option<String> {
+    match ty {
+        Type::Reference(r) => content_type_name(&r.elem),
+        Type::Paren(p) => content_type_name(&p.elem),
+        Type::Path(p) => {
+            let last = p.path.segments.last()?;
+            let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+                return None;
+            };
+            let inner = args.args.iter().find_map(|a| match a {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })?;
+            if WRAPPER_TYPES.contains(&last.ident.to_string().as_str()) {
+                content_type_name(inner)
+            } else {
+                type_name(inner)
+            }
+        }
+        _ => None,
+    }
+}
 
 /// Types that hold another one (`Arc<T>`, `LazyLock<T>`): a value of theirs is used as a `T`, and
 /// one made by their constructor says nothing of `T`.
@@ -481,6 +509,13 @@ struct Walker<'k> {
     lock_fields: FxHashSet<String>,
     /// The free functions the file declares: their names passed as values are calls.
     free_functions: FxHashSet<String>,
+    /// What a guard of each lock is used as (see [`CrateTypes::contents`]), by lock name.
+    lock_contents: FxHashMap<String, String>,
+    /// Whether the file names a type of Python objects: only then may a value of unknown type be
+    /// one (an engine crate's `column.str()` is its own).
+    names_python: bool,
+    /// The log macros imported from the `log` facade (`use log::{info, warn};`), `*` for all.
+    log_imports: FxHashSet<String>,
     /// `type Tokenizer = TokenizerImpl<..>;`: the alias and the type it names.
     type_aliases: FxHashMap<String, String>,
     /// The generic parameters in scope (of the impl, then of the function) with the first trait
@@ -506,6 +541,7 @@ impl Walker<'_> {
         for (name, ty) in &types.statics {
             self.statics.insert(name.clone(), Static::Typed(ty.clone()));
         }
+        self.lock_contents.extend(types.contents.iter().cloned());
     }
 
     /// Statics and struct fields first: functions use them before or after their declaration.
@@ -515,6 +551,9 @@ impl Walker<'_> {
                 Item::Static(s) => {
                     if let Some(ty) = type_name(&s.ty) {
                         self.statics.insert(s.ident.to_string(), Static::Typed(ty));
+                    }
+                    if let Some(content) = content_type_name(&s.ty) {
+                        self.lock_contents.insert(s.ident.to_string(), content);
                     }
                 }
                 Item::Enum(e) => {
@@ -536,6 +575,12 @@ impl Walker<'_> {
                                 .is_some_and(|ty| self.k.rust.mutex_types.contains(&ty))
                         {
                             self.lock_fields.insert(format!("{}.{name}", s.ident));
+                        }
+                        if let (Some(name), Some(content)) =
+                            (&field.ident, content_type_name(&field.ty))
+                        {
+                            self.lock_contents
+                                .insert(format!("{}.{name}", s.ident), content);
                         }
                         if let (Some(name), Some(ty)) = (&field.ident, type_name(&field.ty)) {
                             self.field_types
@@ -721,6 +766,12 @@ impl Walker<'_> {
                 }
             }
             Item::Use(u) => self.use_tree(&u.tree, Vec::new()),
+            Item::ExternCrate(e)
+                if self.k.rust.log_crates.contains(&e.ident.to_string())
+                    && e.attrs.iter().any(|a| a.path().is_ident("macro_use")) =>
+            {
+                self.log_imports.insert("*".to_string());
+            }
             Item::Static(s) => self.lazy_static_item(&s.ident, &s.ty, &s.expr),
             Item::Macro(m) => self.lazy_static_macro(m),
             _ => {}
@@ -744,6 +795,16 @@ impl Walker<'_> {
                 self.use_tree(&p.tree, prefix);
             }
             syn::UseTree::Name(_) | syn::UseTree::Rename(_) | syn::UseTree::Glob(_) => {
+                if let [krate] = prefix.as_slice()
+                    && self.k.rust.log_crates.contains(krate)
+                {
+                    let imported = match tree {
+                        syn::UseTree::Name(n) => n.ident.to_string(),
+                        syn::UseTree::Rename(r) => r.rename.to_string(),
+                        _ => "*".to_string(),
+                    };
+                    self.log_imports.insert(imported);
+                }
                 if !prefix.is_empty() {
                     let joined = self.absolute(&prefix.join("::"));
                     self.usings.push(joined);
@@ -1163,6 +1224,9 @@ impl Walker<'_> {
                 .or(declared.last())
                 .map(|(_, ty)| ty.clone());
         }
+        if let Some(ty) = self.guard_content_type(receiver) {
+            return Some(ty);
+        }
         let name = receiver_name(receiver)?;
         let frame = self.frames.last();
         frame.and_then(|f| f.types.get(&name).cloned()).or_else(|| {
@@ -1261,6 +1325,45 @@ impl Walker<'_> {
                 self.thread_of(&m.receiver)
             }
             Expr::Try(t) => self.thread_of(&t.expr),
+            _ => None,
+        }
+    }
+
+    /// The type of a lock's guard used as its content (`state.write().unwrap()` is a `State`),
+    /// looking through what passes a value on (`.unwrap()`, `?`, `.as_mut()`).
+    fn guard_content_type(&self, expr: &Expr) -> Option<String> {
+        match expr {
+            Expr::Try(t) => self.guard_content_type(&t.expr),
+            Expr::Paren(p) => self.guard_content_type(&p.expr),
+            Expr::MethodCall(m) => {
+                let method = m.method.to_string();
+                if matches!(
+                    method.as_str(),
+                    "unwrap"
+                        | "expect"
+                        | "map_err"
+                        | "as_mut"
+                        | "as_ref"
+                        | "as_deref"
+                        | "as_deref_mut"
+                ) {
+                    return self.guard_content_type(&m.receiver);
+                }
+                let rust = &self.k.rust;
+                let lock = rust.mutex_methods.contains(&method)
+                    || rust.detached_mutex_methods.contains(&method);
+                let is_mutex = method == "lock"
+                    || self
+                        .type_of(&m.receiver)
+                        .is_some_and(|t| rust.mutex_types.contains(&t));
+                if !(lock && is_mutex) {
+                    return None;
+                }
+                let receiver = receiver_name(&m.receiver)?;
+                self.lock_contents
+                    .get(&self.lock_name(&m.receiver, &receiver))
+                    .cloned()
+            }
             _ => None,
         }
     }
@@ -1810,10 +1913,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         };
         let declared = match &local.pat {
             Pat::Type(t) => type_name(&t.ty),
-            _ => local
-                .init
-                .as_ref()
-                .and_then(|i| constructed_type(&i.expr).or_else(|| self.call_value_type(&i.expr))),
+            _ => local.init.as_ref().and_then(|i| {
+                constructed_type(&i.expr)
+                    .or_else(|| self.call_value_type(&i.expr))
+                    .or_else(|| self.guard_content_type(&i.expr))
+            }),
         };
         if let (Some(ty), Some(name)) = (declared, &name)
             && let Some(frame) = self.frames.last_mut()
@@ -2188,9 +2292,10 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         let literal_key =
             method.ends_with("_item") && matches!(call.args.first(), Some(Expr::Lit(_)));
         // A Rust type's own method of that name is not Python.
-        let rust_receiver = self
-            .type_of(&call.receiver)
-            .is_some_and(|ty| !self.is_python_type(&ty));
+        let rust_receiver = match self.type_of(&call.receiver) {
+            Some(ty) => !self.is_python_type(&ty),
+            None => !self.names_python,
+        };
         if rust.methods_running_code.contains(&method) && !literal_key && !rust_receiver {
             self.push_use(
                 call.method.span(),
@@ -2242,6 +2347,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
     }
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        self.log_macro(mac);
         // Expression macros (`vec![..]`, `format!(..)`, `assert!(..)`) whose arguments parse as
         // expressions are walked; others are opaque.
         if let Ok(args) = mac
@@ -2255,6 +2361,45 @@ impl<'ast> Visit<'ast> for Walker<'_> {
 }
 
 impl Walker<'_> {
+    /// A macro of the `log` facade (`log::warn!(..)`, or `warn!(..)` imported from it) when the
+    /// analysed code installs a bridge to Python's `logging`: it takes the GIL. (Only that: the
+    /// handlers' Python code is not counted as code that may drop the GIL, since most log calls
+    /// under a lock are in futures run elsewhere, which the front-end walks in place.)
+    fn log_macro(&mut self, mac: &syn::Macro) {
+        let rust = &self.k.rust;
+        if !rust.python_logging {
+            return;
+        }
+        let segments: Vec<String> = mac
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        let is_log = match segments.as_slice() {
+            [krate, name] => rust.log_crates.contains(krate) && rust.log_macros.contains(name),
+            [name] => {
+                (rust.log_macros.contains(name) && self.log_imports.contains("*"))
+                    || self.log_imports.contains(name)
+            }
+            _ => false,
+        };
+        if !is_log {
+            return;
+        }
+        let span = span_of(mac.path.span());
+        let what = format!(
+            "`{}!` (the `log` facade, forwarded to Python's `logging`)",
+            segments.join("::")
+        );
+        self.push_switch(
+            mac.path.span(),
+            GilState::Held,
+            span.start..span_of(mac.delimiter.span().join()).end,
+            what.clone(),
+        );
+    }
+
     /// `py.detach(|| ...)`, `Python::attach(|py| ...)`: the arguments run in the switched state.
     /// Returns whether `name` was such a call.
     fn gil_closure_call<'e>(

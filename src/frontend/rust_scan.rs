@@ -258,6 +258,55 @@ pub fn scan_rust(text: &str, path: &Path) -> Definitions {
     }
 }
 
+/// Whether the text names a type of Python objects: one of `python_types` (`Bound`, `Python`) or,
+/// by PyO3's naming, a `Py` type (`PyDict`), outside comments and strings. Before a function
+/// (`pyo3::Python::attach`, `PyDict::new`) it is Python's; before a variant (`Bound::Included`)
+/// or at the end of a path (`Cow::Borrowed`, `std::ops::Bound`) another type's.
+pub fn names_python_type(text: &str, python_types: &std::collections::HashSet<String>) -> bool {
+    let tokens: Vec<Token> = RustLexer::new(text).collect();
+    let starts_upper = |token: Option<&Token>| match token {
+        Some(Token::Ident(start, _)) => text.as_bytes()[*start].is_ascii_uppercase(),
+        _ => false,
+    };
+    tokens.iter().enumerate().any(|(i, token)| {
+        let Token::Ident(start, end) = *token else {
+            return false;
+        };
+        let word = &text[start..end];
+        let python = python_types.contains(word)
+            || word
+                .strip_prefix("Py")
+                .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()));
+        let before_path = tokens.get(i + 1) == Some(&Token::Scope);
+        let in_path = i > 0 && tokens[i - 1] == Token::Scope;
+        let before_function = before_path && !starts_upper(tokens.get(i + 2));
+        python && (before_function || !(before_path || in_path))
+    })
+}
+
+/// Whether the text names one of `crates` as a path's first segment (`pyo3_log::init()`,
+/// `use pyo3_log::Logger;`), outside comments and strings.
+pub fn names_crate(text: &str, crates: &std::collections::HashSet<String>) -> bool {
+    if crates.is_empty() {
+        return false;
+    }
+    let mut previous: Option<(usize, usize)> = None;
+    for token in RustLexer::new(text) {
+        match token {
+            Token::Ident(start, end) => previous = Some((start, end)),
+            Token::Scope => {
+                if let Some((start, end)) = previous.take()
+                    && crates.contains(&text[start..end])
+                {
+                    return true;
+                }
+            }
+            _ => previous = None,
+        }
+    }
+    false
+}
+
 /// The struct fields and statics a Rust file declares, read from its tokens without parsing the
 /// file (each type alone is parsed): `struct S { a: Arc<Mutex<T>>, .. }` gives `(S, a, Mutex)`,
 /// `static X: RwLock<T> = ..` and `lazy_static! { static ref X: T = ..; }` give `(X, ..)`.
@@ -288,7 +337,7 @@ pub fn declared_types(text: &str) -> CrateTypes {
                     }
                 };
                 if body {
-                    struct_fields(text, &mut lexer, &owner, &mut types.fields);
+                    struct_fields(text, &mut lexer, &owner, &mut types);
                 }
             }
             "static" => {
@@ -299,9 +348,11 @@ pub fn declared_types(text: &str) -> CrateTypes {
                     name = lexer.next();
                 }
                 if let (Some(Token::Ident(s, e)), Some(Token::Punct(b':'))) = (name, lexer.next())
-                    && let Some(ty) = type_until(text, &mut lexer, b'=')
+                    && let Some((ty, content)) = type_until(text, &mut lexer, b'=')
                 {
-                    types.statics.push((word(s, e).to_string(), ty));
+                    let name = word(s, e).to_string();
+                    types.contents.extend(content.map(|c| (name.clone(), c)));
+                    types.statics.push((name, ty));
                 }
             }
             _ => {}
@@ -311,12 +362,7 @@ pub fn declared_types(text: &str) -> CrateTypes {
 }
 
 /// The fields of a struct body whose `{` was just read: `name: Type` at the body's top level.
-fn struct_fields(
-    text: &str,
-    lexer: &mut RustLexer,
-    owner: &str,
-    fields: &mut Vec<(String, String, String)>,
-) {
+fn struct_fields(text: &str, lexer: &mut RustLexer, owner: &str, types: &mut CrateTypes) {
     let mut previous: Option<(usize, usize)> = None;
     while let Some(token) = lexer.next() {
         match token {
@@ -325,9 +371,15 @@ fn struct_fields(
             Token::Punct(b'(') => skip_group_from(lexer, 1),
             Token::Punct(b':') => {
                 if let Some((s, e)) = previous.take()
-                    && let Some(ty) = type_until(text, lexer, b',')
+                    && let Some((ty, content)) = type_until(text, lexer, b',')
                 {
-                    fields.push((owner.to_string(), text[s..e].to_string(), ty));
+                    let field = &text[s..e];
+                    types
+                        .contents
+                        .extend(content.map(|c| (format!("{owner}.{field}"), c)));
+                    types
+                        .fields
+                        .push((owner.to_string(), field.to_string(), ty));
                 }
                 // The type ended at a `,` or at the body's `}`.
                 if lexer.rest().is_empty() || text.as_bytes()[lexer.i - 1] == b'}' {
@@ -365,8 +417,9 @@ const MAX_TYPE_LEN: usize = 512;
 const MAX_TYPE_DEPTH: usize = 32;
 
 /// The name of the type that starts here and ends at `end` (or at a closing bracket) outside
-/// any brackets: parsed alone, looked through as [`super::rust::type_name`] does.
-fn type_until(text: &str, lexer: &mut RustLexer, end: u8) -> Option<String> {
+/// any brackets, and that of its content: parsed alone, looked through as
+/// [`super::rust::type_name`] and [`super::rust::content_type_name`] do.
+fn type_until(text: &str, lexer: &mut RustLexer, end: u8) -> Option<(String, Option<String>)> {
     let start = lexer.i;
     let mut depth = 0usize;
     let mut deepest = 0usize;
@@ -394,7 +447,10 @@ fn type_until(text: &str, lexer: &mut RustLexer, end: u8) -> Option<String> {
         return None;
     }
     let ty: syn::Type = syn::parse_str(text.get(start..stop)?).ok()?;
-    super::rust::type_name(&ty)
+    Some((
+        super::rust::type_name(&ty)?,
+        super::rust::content_type_name(&ty),
+    ))
 }
 
 #[cfg(test)]

@@ -57,6 +57,12 @@ struct PythonApi {
     python_types: Vec<String>,
     #[serde(default)]
     methods_running_code: Vec<String>,
+    #[serde(default)]
+    logging_bridges: Vec<String>,
+    #[serde(default)]
+    log_crates: Vec<String>,
+    #[serde(default)]
+    log_macros: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -133,6 +139,15 @@ pub struct RustKnowledge {
     pub ffi_modules: HashSet<String>,
     pub python_types: HashSet<String>,
     pub methods_running_code: HashSet<String>,
+    /// Crates that, once named by the analysed code (`pyo3_log::init()`), forward the `log`
+    /// facade to Python's `logging` for the whole process.
+    pub logging_bridges: HashSet<String>,
+    /// The facade's crates and macros: `log::warn!(..)`, or `warn!(..)` imported from one.
+    pub log_crates: HashSet<String>,
+    pub log_macros: HashSet<String>,
+    /// Whether the analysed code names a logging bridge: then every log macro attaches and runs
+    /// Python handlers (learnt from all files before any is modelled).
+    pub python_logging: bool,
     pub function_attributes: HashSet<String>,
     pub impl_attributes: HashSet<String>,
     pub class_attributes: HashSet<String>,
@@ -173,7 +188,7 @@ pub struct RustKnowledge {
 
 impl RustKnowledge {
     pub(super) fn add(&mut self, file: RustFile) {
-        let pairs: [(&mut HashSet<String>, Vec<String>); 33] = [
+        let pairs: [(&mut HashSet<String>, Vec<String>); 36] = [
             (&mut self.release_closures, file.gil.release_closures),
             (&mut self.acquire_closures, file.gil.acquire_closures),
             (&mut self.acquire_calls, file.gil.acquire_calls),
@@ -183,6 +198,9 @@ impl RustKnowledge {
                 &mut self.methods_running_code,
                 file.python_api.methods_running_code,
             ),
+            (&mut self.logging_bridges, file.python_api.logging_bridges),
+            (&mut self.log_crates, file.python_api.log_crates),
+            (&mut self.log_macros, file.python_api.log_macros),
             (
                 &mut self.function_attributes,
                 file.bindings.function_attributes,
@@ -250,4 +268,7 @@ pub struct CrateTypes {
     pub fields: Vec<(String, String, String)>,
     /// `(static, type name)`.
     pub statics: Vec<(String, String)>,
+    /// `(lock, content type name)` for the fields (`Owner.field`) and statics whose type holds
+    /// another (`RwLock<State>`): what a guard of theirs is used as.
+    pub contents: Vec<(String, String)>,
 }

@@ -12,6 +12,7 @@ use std::ops::ControlFlow;
 use thin_vec::ThinVec;
 use tree_sitter::{Node, ParseOptions, Parser};
 
+use crate::frontend::lexer::{Lexer, Token};
 use crate::knowledge::{Knowledge, ProjectMacro};
 use crate::model::{
     Binding, CallNote, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState,
@@ -87,9 +88,12 @@ pub fn error_bytes(tree: &tree_sitter::Tree) -> usize {
 /// (`#define ADD(fn) g_methods.push_back({#fn, (PyCFunction)fn, METH_VARARGS, nullptr})`), whose
 /// argument is bound. A macro may switch through another of the same file
 /// (`#define BEGIN_THREADS_DESCR(d) if (!needs_api(d)) BEGIN_THREADS`).
+///
+/// It also finds the functions and macros that the file defines under C-API-style names (see
+/// [`c_api_style_definitions`]).
 pub fn project_macros(text: &str, knowledge: &Knowledge) -> Vec<ProjectMacro> {
     let mut pending: Vec<MacroDefinition> = macro_definitions(text).collect();
-    let mut found = Vec::new();
+    let mut found = c_api_style_definitions(text, &pending, knowledge);
     let mut switching: FxHashMap<String, GilState> = FxHashMap::default();
     let switch_to = |switching: &FxHashMap<String, GilState>, w: &String| {
         if knowledge.release_guards.contains(w)
@@ -126,7 +130,7 @@ pub fn project_macros(text: &str, knowledge: &Knowledge) -> Vec<ProjectMacro> {
             match &definition.params {
                 Some(params) => {
                     let argument_after_switch =
-                        replacement[at..].iter().any(|w| params.contains(w));
+                        runs_argument_after(&definition.body, &replacement[at], params);
                     // A body that switches both ways around no argument is a scope of its own:
                     // kept as a wrapper, as before switches were told apart.
                     if argument_after_switch || switches_both {
@@ -156,6 +160,173 @@ pub fn project_macros(text: &str, knowledge: &Knowledge) -> Vec<ProjectMacro> {
         }
     }
     found
+}
+
+/// The functions and macros that the file defines under a name the knowledge takes for the C API
+/// (`void PyObject_FreePIDL(LPCITEMIDLIST p) { CoTaskMemFree(p); }`, `#define PyMem_RawNew(t, n)
+/// ((t *)PyMem_RawMalloc((n) * sizeof(t)))`), each with the C-API-style names its body or
+/// expansion calls. Of a macro defined in several `#if` arms, the first counts, as the front-end
+/// analyses the first arm.
+fn c_api_style_definitions(
+    text: &str,
+    macros: &[MacroDefinition],
+    knowledge: &Knowledge,
+) -> Vec<ProjectMacro> {
+    let mut seen: FxHashSet<&str> = FxHashSet::default();
+    let mut found = Vec::new();
+    for definition in macros {
+        if !knowledge.is_c_api_call(&definition.name) || !seen.insert(&definition.name) {
+            continue;
+        }
+        let calls = match (&definition.params, definition.replacement.as_slice()) {
+            // `#define PyWin_SAFE_DOWNCAST Py_SAFE_DOWNCAST`: another name for that one.
+            (None, [alias]) => vec![alias.clone()],
+            (Some(_), _) => {
+                let expansion = definition.body.split_once(')').map_or("", |(_, e)| e);
+                c_api_style_calls(expansion, knowledge)
+            }
+            (None, _) => c_api_style_calls(&definition.body, knowledge),
+        };
+        found.push(ProjectMacro::CApiStyle(definition.name.clone(), calls));
+    }
+    // A function definition: the name after a type (an identifier, `*` or `&`), its parameter
+    // list, then its body.
+    let mut lexer = Lexer::new(text);
+    let mut previous: Option<Token> = None;
+    while let Some(token) = lexer.next() {
+        let before = previous.replace(token);
+        let Token::Ident(start, end) = token else {
+            continue;
+        };
+        let name = &text[start..end];
+        let after_type = match before {
+            Some(Token::Ident(s, e)) => !matches!(
+                &text[s..e],
+                "return" | "else" | "case" | "do" | "goto" | "new" | "delete" | "throw"
+            ),
+            Some(Token::Punct(b'*' | b'&')) => true,
+            _ => false,
+        };
+        if !after_type || !knowledge.is_c_api_call(name) {
+            continue;
+        }
+        let Some(body) = definition_body(&mut lexer) else {
+            continue;
+        };
+        previous = None;
+        found.push(ProjectMacro::CApiStyle(
+            name.to_string(),
+            c_api_style_calls(&text[body], knowledge),
+        ));
+    }
+    found
+}
+
+/// After a function's name: reads `( ... ) { ... }` and returns the body's extent, or stops at
+/// the first token that is not so.
+fn definition_body(lexer: &mut Lexer) -> Option<std::ops::Range<usize>> {
+    if lexer.next()? != Token::Punct(b'(') {
+        return None;
+    }
+    let mut depth = 1usize;
+    while depth > 0 {
+        match lexer.next()? {
+            Token::Punct(b'(') => depth += 1,
+            Token::Punct(b')') => depth -= 1,
+            // A parameter list holds no braces or `;`: this was a call in a statement.
+            Token::Punct(b'{' | b'}' | b';') => return None,
+            _ => {}
+        }
+    }
+    if lexer.next()? != Token::Punct(b'{') {
+        return None;
+    }
+    let start = lexer.i;
+    let mut depth = 1usize;
+    while depth > 0 {
+        match lexer.next()? {
+            Token::Punct(b'{') => depth += 1,
+            Token::Punct(b'}') => depth -= 1,
+            _ => {}
+        }
+    }
+    Some(start..lexer.i)
+}
+
+/// The C-API-style names called in `text`: each such identifier followed by `(`.
+fn c_api_style_calls(text: &str, knowledge: &Knowledge) -> Vec<String> {
+    let mut calls = Vec::new();
+    let mut previous: Option<&str> = None;
+    for token in Lexer::new(text) {
+        match token {
+            Token::Punct(b'(') => {
+                if let Some(name) = previous.filter(|n| knowledge.is_c_api_call(n)) {
+                    calls.push(name.to_string());
+                }
+                previous = None;
+            }
+            Token::Ident(start, end) => previous = Some(&text[start..end]),
+            _ => previous = None,
+        }
+    }
+    calls
+}
+
+/// Whether `call` (`PyEval_RestoreThread((PyThreadState *)obj->tstate)`) restores the state that
+/// the condition `(obj->tstate)` (or `(obj->tstate != NULL)`) tests to be set.
+fn restores_tested_state(condition: &str, call: &str) -> bool {
+    let compact = |t: &str| -> String { t.chars().filter(|c| !c.is_whitespace()).collect() };
+    let condition = compact(condition);
+    let condition = condition.strip_prefix('(').unwrap_or(&condition);
+    let condition = condition
+        .strip_suffix(')')
+        .unwrap_or(condition)
+        .trim_end_matches("!=NULL")
+        .trim_end_matches("!=nullptr")
+        .trim_end_matches("!=0");
+    let call = compact(call);
+    let Some(arguments) = call.split_once('(').map(|(_, a)| a) else {
+        return false;
+    };
+    !condition.is_empty()
+        && arguments.match_indices(condition).any(|(at, _)| {
+            let before = arguments[..at].chars().next_back();
+            let after = arguments[at + condition.len()..].chars().next();
+            !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !after.is_some_and(|c| {
+                    c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.' || c == '['
+                })
+        })
+}
+
+/// Whether a function-like macro's `(params) expansion` uses a parameter as code after the word
+/// `switch`: `{ py::gil_scoped_release r; code }` runs its argument released. A parameter used
+/// only as the object of a member access is data, not code: `if ((obj)->tstate) {
+/// PyEval_RestoreThread((obj)->tstate); (obj)->tstate = NULL; }` is a switch.
+fn runs_argument_after(body: &str, switch: &str, params: &[String]) -> bool {
+    let expansion = body.split_once(')').map_or("", |(_, e)| e);
+    // The lexer reads `py::gil_scoped_release` as three tokens.
+    let switch = last_segment(switch);
+    let mut tokens = Lexer::new(expansion).peekable();
+    let mut switched = false;
+    while let Some(token) = tokens.next() {
+        let Token::Ident(start, end) = token else {
+            continue;
+        };
+        let word = &expansion[start..end];
+        if !switched {
+            switched = word == switch;
+            continue;
+        }
+        if !params.iter().any(|p| p == word) {
+            continue;
+        }
+        while tokens.next_if_eq(&Token::Punct(b')')).is_some() {}
+        if !matches!(tokens.peek(), Some(Token::Arrow | Token::Punct(b'.'))) {
+            return true;
+        }
+    }
+    false
 }
 
 /// A `#define`, continuation lines joined.
@@ -641,6 +812,11 @@ impl<'a> Walker<'a> {
                 if let Some(frame) = self.frame() {
                     frame.block_ends.pop();
                 }
+            }
+            "if_statement" => {
+                let before = self.function().map_or(0, |f| f.gil_switches.len());
+                self.visit_children(node);
+                self.switch_after_if(node, before);
             }
             // `if (Guard g; cond)`, `for (Guard g; ...)`: what the condition or the loop's
             // initialiser declares lives to the end of the statement (an `else` included), not
@@ -1419,6 +1595,65 @@ impl<'a> Walker<'a> {
         };
         self.add_gil_switch(node, to, what);
         true
+    }
+
+    /// The GIL state an `if` statement leaves for the rest of the block, from the switches its
+    /// branches made (those from index `before`): a branch's switch ends with the branch, but
+    /// - when both branches end in one state (each switches the GIL at its top level), that state
+    ///   holds after the `if`: `if (setjmp(env)) { END_THREADS; goto fail; } else { ...;
+    ///   END_THREADS; }`;
+    /// - a restore guarded by a test of the very state it restores, `if (_save)
+    ///   PyEval_RestoreThread(_save);` (also in a field, `obj->tstate`), takes the GIL on every
+    ///   path where this code had released it: the saved state is set exactly while it is released
+    ///   (the other path never released it, or something else took it back and cleared it).
+    fn switch_after_if(&mut self, node: Node, before: usize) {
+        let Some(consequence) = node.child_by_field_name("consequence") else {
+            return;
+        };
+        let alternative = node.child_by_field_name("alternative").map(|a| {
+            a.named_child(0)
+                .filter(|_| a.kind() == "else_clause")
+                .unwrap_or(a)
+        });
+        let condition = node
+            .child_by_field_name("condition")
+            .map(|c| self.text(c).to_string());
+        let src = self.src;
+        let rest = node.end_byte() as u32..self.block_end();
+        let Some(function) = self.function() else {
+            return;
+        };
+        let new = function.gil_switches.get(before..).unwrap_or_default();
+        // The last switch at the top level of a branch: the state the branch ends in.
+        let ends_in = |branch: Node| {
+            new.iter()
+                .filter(|s| {
+                    branch.byte_range().contains(&(s.span.start as usize))
+                        && s.scope.end >= branch.end_byte() as u32
+                })
+                .max_by_key(|s| s.span.start)
+        };
+        let after = match alternative {
+            Some(alternative) => ends_in(consequence)
+                .zip(ends_in(alternative))
+                .filter(|(a, b)| a.to == b.to)
+                .map(|(_, b)| b),
+            None => ends_in(consequence).filter(|s| {
+                s.to == GilState::Held
+                    && condition.as_deref().is_some_and(|c| {
+                        let call =
+                            std::str::from_utf8(&src[s.span.start as usize..s.span.end as usize]);
+                        restores_tested_state(c, call.unwrap_or(""))
+                    })
+            }),
+        };
+        if let Some(after) = after {
+            let switch = GilSwitch {
+                scope: rest,
+                ..after.clone()
+            };
+            function.gil_switches.push(switch);
+        }
     }
 
     fn add_gil_switch(&mut self, node: Node, to: GilState, what: String) {
