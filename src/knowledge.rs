@@ -127,6 +127,8 @@ struct PythonApiSection {
     #[serde(default)]
     member_calls_common: Vec<String>,
     #[serde(default)]
+    member_calls_emptying: Vec<String>,
+    #[serde(default)]
     c_api_prefixes: Vec<String>,
     #[serde(default)]
     c_api_running_code: Vec<String>,
@@ -326,6 +328,9 @@ pub struct Knowledge {
     pub member_calls: HashSet<String>,
     pub member_calls_running_code: HashSet<String>,
     pub member_calls_common: HashSet<String>,
+    /// Methods that leave a framework object holding nothing (`obj.release()`, nanobind's
+    /// `obj.reset()`): a field emptied so is not released again by its destructor.
+    pub member_calls_emptying: HashSet<String>,
     pub c_api_running_code: Vec<String>,
     pub c_api_prefixes: Vec<String>,
     pub c_api_gil_free: HashSet<String>,
@@ -456,6 +461,8 @@ impl Knowledge {
             .extend(api.member_calls_running_code.iter().cloned());
         self.member_calls_common
             .extend(api.member_calls_common.iter().cloned());
+        self.member_calls_emptying
+            .extend(api.member_calls_emptying.iter().cloned());
         self.c_api_running_code
             .extend(api.c_api_running_code.iter().cloned());
         self.c_api_prefixes

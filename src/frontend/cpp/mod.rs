@@ -1,6 +1,7 @@
 //! The C/C++/CUDA front-end: tree-sitter-cpp over the pre-passed text, walked once to fill the
 //! language-neutral model.
 
+mod emptied;
 pub mod guards;
 mod prepass;
 pub mod scan;
@@ -1221,32 +1222,32 @@ impl<'a> Walker<'a> {
     }
 
     /// What function `id` owns (`(where, name, what happens)`) is destroyed after its `body`:
-    /// a Python use there, unless the body empties it.
+    /// a Python use there, unless the body empties it (see `emptied`).
     fn destroyed_after(
         &mut self,
         id: FnId,
         owned: Vec<(Span, String, String)>,
         body: Option<Node>,
     ) {
-        // A field emptied in the body (`cb_.release().dec_ref()`, `cb_ = py::object()`, or moved
-        // out as pybind11's own `func_handle` does: `function kill_f(std::move(f));`) holds
-        // nothing to release afterwards.
-        let body_text: String = body
-            .map_or("", |b| self.text(b))
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .collect();
-        let emptied = |field: &str| {
-            body_text.contains(&format!("{field}.release()"))
-                || body_text.contains(&format!("std::move({field})"))
-                || body_text.contains(&format!("{field}={{}}"))
-                || self
-                    .k
-                    .python_types_spelled("object")
-                    .iter()
-                    .any(|t| body_text.contains(&format!("{field}={t}()")))
-        };
-        for (at, _, what) in owned.into_iter().filter(|(_, field, _)| !emptied(field)) {
+        let emptied = body.map(|body| {
+            // A destructor defined in its class: its helpers are found there.
+            let class = body
+                .parent()
+                .and_then(|definition| definition.parent())
+                .filter(|p| p.kind() == "field_declaration_list");
+            emptied::Emptying {
+                src: self.src,
+                k: self.k,
+                function: &self.model.functions[id],
+                owned: owned.iter().map(|(_, name, _)| name.as_str()).collect(),
+                class,
+            }
+            .emptied(body)
+        });
+        for (at, field, what) in owned {
+            if emptied.as_ref().is_some_and(|e| e.contains(&field)) {
+                continue;
+            }
             self.model.functions[id].py_uses.push(PyUse {
                 span: at,
                 what,

@@ -1,0 +1,248 @@
+//! Which of the Python objects a destructor (or a lambda) owns its body leaves empty, so that the
+//! member destructors that run after the body release nothing. An object counts as emptied only
+//! when it is emptied on every path through the body, with the GIL held: inside a branch or
+//! after an early return it may still hold its reference, and emptied without the GIL it drops
+//! that reference unsafely anyway.
+
+use rustc_hash::FxHashSet;
+use tree_sitter::Node;
+
+use crate::knowledge::Knowledge;
+use crate::model::{Function, GilState};
+
+/// How many of the class's own helpers deep (`~C() { clear(); }`) the search follows.
+const MAX_HELPER_DEPTH: u8 = 4;
+/// Longer expressions are not compared as text: an emptying is a short expression.
+const MAX_EMPTYING_LEN: usize = 256;
+
+pub(super) struct Emptying<'a, 't> {
+    pub src: &'a [u8],
+    pub k: &'a Knowledge,
+    /// The function whose body is searched: its GIL switches say where the GIL is held.
+    pub function: &'a Function,
+    /// The names of what it owns: the class's fields or the lambda's captures.
+    pub owned: Vec<&'a str>,
+    /// The body of the class whose destructor it is, where its helpers are found.
+    pub class: Option<Node<'t>>,
+}
+
+impl<'t> Emptying<'_, 't> {
+    /// The owned objects that `body` empties on every path, with the GIL held.
+    pub fn emptied(&self, body: Node<'t>) -> FxHashSet<String> {
+        let mut out = FxHashSet::default();
+        self.block(body, None, 0, &mut out);
+        out
+    }
+
+    fn text(&self, node: Node) -> &str {
+        std::str::from_utf8(&self.src[node.byte_range()]).unwrap_or("")
+    }
+
+    /// Walks `block`'s statements in order, adding what each empties to `out`; returns false
+    /// where a statement may leave the block early (what follows is not on every path). `held`
+    /// is the GIL state a helper was called in; `None` in the function's own body, where its
+    /// guards decide.
+    fn block(
+        &self,
+        block: Node<'t>,
+        held: Option<bool>,
+        depth: u8,
+        out: &mut FxHashSet<String>,
+    ) -> bool {
+        let mut cursor = block.walk();
+        for statement in block.named_children(&mut cursor) {
+            match statement.kind() {
+                "compound_statement" if !self.block(statement, held, depth, out) => return false,
+                "compound_statement" => {}
+                _ if leaves(statement) => return false,
+                "expression_statement" | "declaration" => {
+                    let held = held.unwrap_or_else(|| {
+                        self.function
+                            .gil_state_at(statement.start_byte() as u32, GilState::Released)
+                            == GilState::Held
+                    });
+                    if held {
+                        self.statement(statement, depth, out);
+                    }
+                }
+                // A branch, a loop or a `try` (an exception may skip its rest): not every path.
+                _ => {}
+            }
+        }
+        true
+    }
+
+    /// What one statement, run with the GIL held, empties: `f.reset()`, `f.release().dec_ref()`,
+    /// `f = {}`, `f = py::object()`, `T g(std::move(f))`, or a helper of the class that does.
+    fn statement(&self, statement: Node<'t>, depth: u8, out: &mut FxHashSet<String>) {
+        let mut stack = vec![statement];
+        while let Some(node) = stack.pop() {
+            match node.kind() {
+                // Not run here, or run on some paths only.
+                "lambda_expression" | "conditional_expression" => continue,
+                "call_expression" => {
+                    if let Some(field) = self.emptying_call(node) {
+                        out.insert(field);
+                    }
+                }
+                "assignment_expression" => {
+                    if let Some(field) = self.emptying_assignment(node) {
+                        out.insert(field);
+                    }
+                }
+                _ => {}
+            }
+            if let Some(field) = self.moved_out(node) {
+                out.insert(field);
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.named_children(&mut cursor));
+        }
+        if let Some(helper) = self.helper_called(statement)
+            && depth < MAX_HELPER_DEPTH
+        {
+            // A return in the helper ends the helper only: what it emptied before stays so.
+            self.block(helper, Some(true), depth + 1, out);
+        }
+    }
+
+    /// The owned object that `node` names: `f`, `this->f`, `(f)`.
+    fn owned_named(&self, node: Node) -> Option<String> {
+        if node.kind() == "parenthesized_expression" {
+            return node.named_child(0).and_then(|n| self.owned_named(n));
+        }
+        match node.kind() {
+            "identifier" => Some(self.text(node)),
+            "field_expression" => node
+                .child_by_field_name("argument")
+                .filter(|a| a.kind() == "this")
+                .and(node.child_by_field_name("field"))
+                .map(|f| self.text(f)),
+            _ => None,
+        }
+        .filter(|name| self.owned.contains(name))
+        .map(str::to_string)
+    }
+
+    /// `f.reset()`, `f.release()` (also as the receiver of `.dec_ref()`).
+    fn emptying_call(&self, call: Node) -> Option<String> {
+        let function = call.child_by_field_name("function")?;
+        let method = function.child_by_field_name("field")?;
+        let empty_arguments = call
+            .child_by_field_name("arguments")
+            .is_some_and(|a| a.named_child_count() == 0);
+        (function.kind() == "field_expression"
+            && empty_arguments
+            && self.k.member_calls_emptying.contains(self.text(method)))
+        .then(|| function.child_by_field_name("argument"))
+        .flatten()
+        .and_then(|receiver| self.owned_named(receiver))
+    }
+
+    /// `f = {}`, `f = py::object()`, `f = nb::object{}`: assigning `None` would still hold a
+    /// reference.
+    fn emptying_assignment(&self, assignment: Node) -> Option<String> {
+        let right = assignment.child_by_field_name("right")?;
+        if right.byte_range().len() > MAX_EMPTYING_LEN {
+            return None;
+        }
+        let right: String = self
+            .text(right)
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        let empty = right == "{}"
+            || self
+                .k
+                .python_types_spelled("object")
+                .iter()
+                .any(|t| right == format!("{t}()") || right == format!("{t}{{}}"));
+        empty
+            .then(|| assignment.child_by_field_name("left"))
+            .flatten()
+            .and_then(|left| self.owned_named(left))
+    }
+
+    /// `std::move(f)`, as pybind11's own `func_handle` does (`function kill_f(std::move(f));`):
+    /// what it is moved into dies within the same guard. Compared as text because the grammar
+    /// may read that declaration as a function's.
+    fn moved_out(&self, node: Node) -> Option<String> {
+        if !matches!(node.kind(), "call_expression" | "parameter_declaration")
+            || node.byte_range().len() > MAX_EMPTYING_LEN
+        {
+            return None;
+        }
+        let text: String = self
+            .text(node)
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        let inner = text.strip_prefix("std::move(")?.strip_suffix(')')?;
+        let inner = inner.strip_prefix("this->").unwrap_or(inner);
+        self.owned.contains(&inner).then(|| inner.to_string())
+    }
+
+    /// The body of the class's own member function, defined in the class, that `statement`
+    /// calls with no arguments: `clear();`, `this->clear();`.
+    fn helper_called(&self, statement: Node) -> Option<Node<'t>> {
+        let class = self.class?;
+        let call = statement
+            .named_child(0)
+            .filter(|c| c.kind() == "call_expression")?;
+        if statement.kind() != "expression_statement"
+            || call
+                .child_by_field_name("arguments")
+                .is_none_or(|a| a.named_child_count() != 0)
+        {
+            return None;
+        }
+        let function = call.child_by_field_name("function")?;
+        let name = match function.kind() {
+            "identifier" => function,
+            "field_expression"
+                if function
+                    .child_by_field_name("argument")
+                    .is_some_and(|a| a.kind() == "this") =>
+            {
+                function.child_by_field_name("field")?
+            }
+            _ => return None,
+        };
+        let name = self.text(name);
+        let mut cursor = class.walk();
+        let methods: Vec<Node<'t>> = class
+            .named_children(&mut cursor)
+            .filter(|m| m.kind() == "function_definition")
+            .collect();
+        methods.into_iter().find_map(|method| {
+            let declarator = method
+                .child_by_field_name("declarator")
+                .filter(|d| d.kind() == "function_declarator")?;
+            let parameters = declarator.child_by_field_name("parameters")?;
+            (declarator
+                .child_by_field_name("declarator")
+                .is_some_and(|n| self.text(n) == name)
+                && parameters.named_child_count() == 0)
+                .then(|| method.child_by_field_name("body"))
+                .flatten()
+        })
+    }
+}
+
+/// Whether `statement` may end the function before the statements after it: a `return`, `throw`
+/// or `goto` outside any lambda in it.
+fn leaves(statement: Node) -> bool {
+    let mut stack = vec![statement];
+    while let Some(node) = stack.pop() {
+        match node.kind() {
+            "return_statement" | "throw_expression" | "throw_statement" | "goto_statement" => {
+                return true;
+            }
+            "lambda_expression" => continue,
+            _ => {}
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+    false
+}
