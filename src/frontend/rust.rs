@@ -46,6 +46,8 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
         declared_types: FxHashSet::default(),
         guard_functions: FxHashMap::default(),
         returned_types: FxHashMap::default(),
+        methods: FxHashSet::default(),
+        lock_fields: FxHashSet::default(),
         free_functions: FxHashSet::default(),
         type_aliases: FxHashMap::default(),
         lock_contents: FxHashMap::default(),
@@ -327,13 +329,13 @@ fn unwrapped(expr: &Expr) -> &Expr {
     }
 }
 
-/// `x`, `self.x`, `Self::X`, `crate::X`: the name a receiver is known by.
+/// `x`, `self.x`, `self.0`, `Self::X`, `crate::X`: the name a receiver is known by.
 fn receiver_name(expr: &Expr) -> Option<String> {
     match expr {
         Expr::Path(p) => Some(path_string(&p.path)),
         Expr::Field(f) => match &f.member {
             syn::Member::Named(name) => Some(name.to_string()),
-            syn::Member::Unnamed(_) => None,
+            syn::Member::Unnamed(index) => Some(index.index.to_string()),
         },
         Expr::Reference(r) => receiver_name(&r.expr),
         Expr::Paren(p) => receiver_name(&p.expr),
@@ -460,6 +462,11 @@ struct Frame {
     parallel: Option<(u32, String)>,
     closures: usize,
     body_start: u32,
+    /// Locals holding an object this function built in place and has given to no one: calling
+    /// its methods keeps it so, any other use ends it (see [`CallNote::Unpublished`]). A `&self`
+    /// method cannot hand the object to another thread, and a clone of it has its own locks
+    /// where its fields hold them by value (see [`Walker::lock_fields`]).
+    unpublished: FxHashSet<String>,
 }
 
 /// What kind of static a name is: decides what using it means.
@@ -494,6 +501,12 @@ struct Walker<'k> {
     /// The type each of the file's functions returns (`make_engine`, `Engine::new`), through a
     /// `Result`, for the `let`s bound to their calls.
     returned_types: FxHashMap<String, String>,
+    /// The methods of the file's impls, as `Type::method`: `self.lock(py)` on a type with its
+    /// own `lock` calls that method, it takes no mutex.
+    methods: FxHashSet<String>,
+    /// The file's struct fields that hold a lock by value (`Store.inner: Mutex<T>`, not
+    /// `Arc<Mutex<T>>`): each object has its own.
+    lock_fields: FxHashSet<String>,
     /// The free functions the file declares: their names passed as values are calls.
     free_functions: FxHashSet<String>,
     /// What a guard of each lock is used as (see [`CrateTypes::contents`]), by lock name.
@@ -557,6 +570,12 @@ impl Walker<'_> {
                         self.python_classes.insert(s.ident.to_string());
                     }
                     for field in &s.fields {
+                        if let Some(name) = &field.ident
+                            && outer_type_name(&field.ty)
+                                .is_some_and(|ty| self.k.rust.mutex_types.contains(&ty))
+                        {
+                            self.lock_fields.insert(format!("{}.{name}", s.ident));
+                        }
                         if let (Some(name), Some(content)) =
                             (&field.ident, content_type_name(&field.ty))
                         {
@@ -586,6 +605,9 @@ impl Walker<'_> {
                         if let ImplItem::Fn(m) = item {
                             self.guard_function(&m.sig, &m.block);
                             self.returned_type(&m.sig);
+                            if let Some(ty) = &self.self_type {
+                                self.methods.insert(format!("{ty}::{}", m.sig.ident));
+                            }
                         }
                     }
                     self.self_type = saved;
@@ -956,6 +978,7 @@ impl Walker<'_> {
             exclusive: None,
             closures: 0,
             body_start: body.start,
+            unpublished: FxHashSet::default(),
         }
     }
 
@@ -1065,6 +1088,17 @@ impl Walker<'_> {
         args: u32,
         passed_to: Option<(usize, u32, Unconsumed)>,
     ) {
+        self.push_noted_call(span, target, args, passed_to, None);
+    }
+
+    fn push_noted_call(
+        &mut self,
+        span: SynSpan,
+        target: CallTarget,
+        args: u32,
+        passed_to: Option<(usize, u32, Unconsumed)>,
+        note: Option<CallNote>,
+    ) {
         let spawns = self.parallel_thread(span_of(span).start);
         let site = CallSite {
             span: span_of(span),
@@ -1074,7 +1108,8 @@ impl Walker<'_> {
         let notes = passed_to
             .map(|(call, index, unconsumed)| CallNote::PassedTo(call as u32, index, unconsumed))
             .into_iter()
-            .chain(spawns.map(|thread| CallNote::Spawns(thread.into_boxed_str())));
+            .chain(spawns.map(|thread| CallNote::Spawns(thread.into_boxed_str())))
+            .chain(note);
         if let Some(f) = self.current() {
             f.push_call(site, notes);
         }
@@ -1488,6 +1523,12 @@ impl Walker<'_> {
         let rust = &self.k.rust;
         let receiver = receiver_name(&call.receiver).unwrap_or_else(|| "_".to_string());
         let receiver_type = self.type_of(&call.receiver);
+        if receiver_type
+            .as_ref()
+            .is_some_and(|ty| self.methods.contains(&format!("{ty}::{method}")))
+        {
+            return false;
+        }
         let borrowed = self.borrowed_lock(&call.receiver, &receiver);
         let contended = borrowed.is_none();
         let lock = borrowed.unwrap_or_else(|| self.lock_name(&call.receiver, &receiver));
@@ -1523,7 +1564,8 @@ impl Walker<'_> {
             } else {
                 LockKind::Mutex
             };
-            self.push_guard(span, kind, lock, is_mutex && contended);
+            let member = self.is_member_lock(&call.receiver);
+            self.push_guard(span, kind, lock, is_mutex && contended, member);
             return false;
         }
         if receiver_type
@@ -1568,7 +1610,7 @@ impl Walker<'_> {
 
     /// A guard taken at `span`: held to the end of the block when a `let` binds it, to the end of
     /// the statement when it is a temporary.
-    fn push_guard(&mut self, span: Span, kind: LockKind, lock: String, waits: bool) {
+    fn push_guard(&mut self, span: Span, kind: LockKind, lock: String, waits: bool, member: bool) {
         let frame = self.frames.last();
         let guard = frame
             .and_then(|f| f.binding_guard.clone())
@@ -1585,7 +1627,7 @@ impl Walker<'_> {
             (None, None) => frame.map_or(u32::MAX, |f| f.statement_end),
         };
         let region = self.push_region(LockRegion {
-            member: false,
+            member,
             span,
             kind,
             lock,
@@ -1602,7 +1644,7 @@ impl Walker<'_> {
     /// holds its lock from the call on. The wait is the function's own.
     fn guard_function_call(&mut self, at: SynSpan, function: &str) {
         if let Some((kind, lock)) = self.guard_functions.get(function).cloned() {
-            self.push_guard(span_of(at), kind, lock, false);
+            self.push_guard(span_of(at), kind, lock, false, false);
         }
     }
 
@@ -1632,6 +1674,19 @@ impl Walker<'_> {
             .then(|| format!("{}::{root}.{receiver}", borrow.borrower))
     }
 
+    /// `self.inner` where the type holds `inner` by value: a lock of this one object (see
+    /// [`LockRegion::member`]).
+    fn is_member_lock(&self, receiver_expr: &Expr) -> bool {
+        let Expr::Field(field) = unwrapped(receiver_expr) else {
+            return false;
+        };
+        let (syn::Member::Named(name), Some(owner)) = (&field.member, &self.self_type) else {
+            return false;
+        };
+        matches!(&*field.base, Expr::Path(p) if p.path.is_ident("self"))
+            && self.lock_fields.contains(&format!("{owner}.{name}"))
+    }
+
     /// Statics are shared by name across the module; locals are qualified by their function; a
     /// field is named with its owner's type when that is known (`Protocol.tx`: another type's
     /// `tx` is another lock).
@@ -1646,7 +1701,13 @@ impl Walker<'_> {
             .frames
             .last()
             .is_some_and(|f| f.types.contains_key(receiver) || f.locals.contains_key(receiver));
-        if local {
+        if receiver == "self"
+            && let Some(ty) = &self.self_type
+        {
+            // An object that is itself a lock (through `Deref`) is one lock per type, as its
+            // fields are; `self` alone would merge every type's.
+            ty.clone()
+        } else if local {
             self.qualified(receiver)
         } else if self.statics.contains_key(last_segment(receiver)) {
             // A static is one lock however it is written (`crate::state::REGISTRY`).
@@ -1865,6 +1926,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             frame.types.insert(name.clone(), ty);
         }
         let Some(init) = &local.init else { return };
+        let built = constructed_type(&init.expr).is_some();
         if !matches!(local.pat, Pat::Ident(_) | Pat::Type(_))
             || self.thread_of(&init.expr).is_some()
         {
@@ -1895,6 +1957,13 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         }
         if let Some((_, diverge)) = &init.diverge {
             self.visit_expr(diverge);
+        }
+        if let (Some(name), Some(frame)) = (name, self.frames.last_mut()) {
+            if built && matches!(local.pat, Pat::Ident(_)) {
+                frame.unpublished.insert(name);
+            } else {
+                frame.unpublished.remove(&name);
+            }
         }
     }
 
@@ -2000,6 +2069,10 @@ impl<'ast> Visit<'ast> for Walker<'_> {
 
     fn visit_expr_path(&mut self, path: &'ast syn::ExprPath) {
         let name = path_string(&path.path);
+        // Any use but a method call's receiver may give the object away, also from a closure.
+        for frame in &mut self.frames {
+            frame.unpublished.remove(&name);
+        }
         // Using a lazy static may run its initialiser, holding its lock.
         if let Some(Static::Lazy(init, _)) = self.statics.get(&name).cloned() {
             let at = span_of(path.span());
@@ -2179,7 +2252,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             let frame = self.frames.last_mut()?;
             Some(frame.consumed_guard.replace(consumed))
         });
-        self.visit_expr(&call.receiver);
+        let unpublished = matches!(&*call.receiver, Expr::Path(p)
+            if self.frames.last().is_some_and(|f| f.unpublished.contains(&path_string(&p.path))));
+        if !unpublished {
+            self.visit_expr(&call.receiver);
+        }
         if let (Some(saved), Some(frame)) = (saved, self.frames.last_mut()) {
             frame.consumed_guard = saved;
         }
@@ -2254,7 +2331,14 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             path: method.into(),
             receiver,
         };
-        self.push_call(call.method.span(), target, call.args.len() as u32, None);
+        let note = unpublished.then_some(CallNote::Unpublished);
+        self.push_noted_call(
+            call.method.span(),
+            target,
+            call.args.len() as u32,
+            None,
+            note,
+        );
         let index = self
             .last_call_index()
             .map(|i| (i, unconsumed(library_runs)));
