@@ -229,7 +229,7 @@ pub fn analyse_files_opts(
     // Guard types and `#define`s are C/C++ only. Guards first: a wrapper macro may use one.
     // Each is keyed by what was learnt from the analysed code before it.
     let learnt = knowledge.fingerprint;
-    let guard_facts: Vec<_> = with_entries(files, &texts, &mut entries, &mut changed)
+    let mut guard_facts: Vec<_> = with_entries(files, &texts, &mut entries, &mut changed)
         .map(
             |(_, language, text, facts, changed)| match (language, text) {
                 (Language::Cpp, Some(text)) => {
@@ -241,10 +241,16 @@ pub fn analyse_files_opts(
             },
         )
         .collect();
+    let cpp_texts: Vec<Option<&str>> = files
+        .iter()
+        .zip(&texts)
+        .map(|((_, language), text)| {
+            let text = text.as_ref().ok().filter(|_| *language == Language::Cpp);
+            text.map(String::as_str)
+        })
+        .collect();
+    frontend::cpp::guards::learn_guards(&cpp_texts, &mut guard_facts, &mut knowledge);
     let learnt = hash_learnt(learnt, &guard_facts);
-    knowledge.add_guards(frontend::cpp::guards::infer_guards(
-        guard_facts.into_iter().flatten(),
-    ));
     let macros: Vec<_> = with_entries(files, &texts, &mut entries, &mut changed)
         .map(
             |(_, language, text, facts, changed)| match (language, text) {

@@ -2,11 +2,15 @@
 //! constructor ends by taking the GIL (`PyGILState_Ensure`) and whose destructor starts by giving
 //! it back (`PyGILState_Release`) is an acquire guard, like one holding a `gil_scoped_acquire`
 //! member; release guards likewise. The GIL call may sit in another member function of the class
-//! that the constructor or destructor calls (`PyAcquireGIL() { acquire(); }`). The found types join the knowledge's `release_guards` and
+//! that the constructor or destructor calls (`PyAcquireGIL() { acquire(); }`). A class deriving
+//! from a guard, or holding one as a member, is a guard too, found in rounds over the files that
+//! name the guards found before. The found types join the knowledge's `release_guards` and
 //! `acquire_guards`, where a user may also declare them, before any file is modelled: a guard may
 //! be defined in a header and used in every file.
 
-use rustc_hash::FxHashMap;
+use aho_corasick::AhoCorasick;
+use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::frontend::lexer::{Lexer, Token};
 use crate::knowledge::Knowledge;
@@ -63,9 +67,7 @@ pub fn guard_facts(text: &str, knowledge: &Knowledge) -> Vec<(String, GuardFact)
 /// The guard types the facts of every file make, by each name that may spell them: a class is a
 /// guard when it holds a guard member, or when its constructor leaves one state and its
 /// destructor starts by switching back.
-pub fn infer_guards(
-    facts: impl IntoIterator<Item = (String, GuardFact)>,
-) -> Vec<(String, GilState)> {
+fn infer_guards(facts: impl IntoIterator<Item = (String, GuardFact)>) -> Vec<(String, GilState)> {
     #[derive(Default)]
     struct Seen {
         constructor: Option<Vec<Step>>,
@@ -120,6 +122,48 @@ pub fn infer_guards(
     guards.sort();
     guards.dedup();
     guards
+}
+
+/// How many rounds of guards built on the guards of the round before are followed (a class
+/// deriving from one holding a member deriving from a guard...): bounds hostile chains.
+const MAX_ROUNDS: usize = 8;
+
+/// Learns the project's guards into `knowledge` from `facts`, each file's [`guard_facts`], then
+/// round by round the guards built on those: a class deriving from a guard, or holding one as a
+/// member, in any file, even one that names no GIL call. Each round reads again the files that
+/// name a guard found in the round before, and replaces their facts by what they say now.
+/// `texts` are the C++ files' texts, by the same index as `facts`.
+pub fn learn_guards(
+    texts: &[Option<&str>],
+    facts: &mut [Vec<(String, GuardFact)>],
+    knowledge: &mut Knowledge,
+) {
+    let mut known: FxHashSet<String> = FxHashSet::default();
+    for round in 0..=MAX_ROUNDS {
+        let guards = infer_guards(facts.iter().flatten().cloned());
+        // Every guard is also spelled by its bare name, which each file naming it holds.
+        let found: Vec<String> = guards
+            .iter()
+            .filter(|(name, _)| !name.contains("::") && !known.contains(name))
+            .map(|(name, _)| name.clone())
+            .collect();
+        knowledge.add_guards(guards);
+        if found.is_empty() || round == MAX_ROUNDS {
+            break;
+        }
+        let Ok(finder) = AhoCorasick::new(&found) else {
+            break;
+        };
+        known.extend(found);
+        let k: &Knowledge = knowledge;
+        facts.par_iter_mut().zip(texts).for_each(|(facts, text)| {
+            if let Some(text) = text
+                && finder.is_match(*text)
+            {
+                *facts = guard_facts(text, k);
+            }
+        });
+    }
 }
 
 /// The GIL calls of `steps` in order, with the member functions they call expanded.
@@ -235,6 +279,15 @@ impl<'a> Scanner<'a> {
         Some((path, i))
     }
 
+    /// Whether the name at `i` starts a base's path: not `b` in `a::b`, but `b` in `public ::b`.
+    fn starts_path(&self, i: usize) -> bool {
+        i == 0
+            || self.tokens[i - 1] != Token::Scope
+            || self
+                .ident(i.wrapping_sub(2))
+                .is_none_or(|w| matches!(w, "public" | "protected" | "private" | "virtual"))
+    }
+
     /// The index of the token closing the bracket opened at `open`, or the end.
     fn close(&self, open: usize) -> usize {
         self.closes.get(&open).copied().unwrap_or(self.tokens.len())
@@ -252,6 +305,9 @@ impl<'a> Scanner<'a> {
         // The head read since `namespace`, `class` or `struct`: its names, until its `{`.
         let mut head: Option<(Vec<&str>, bool)> = None;
         let mut in_bases = false;
+        // The states of the guard types among the head's bases, and the depth of `<` in them.
+        let mut guard_bases: Vec<GilState> = Vec::new();
+        let mut angles = 0usize;
         let mut i = 0;
         while i < self.tokens.len() {
             let token = self.tokens[i];
@@ -266,12 +322,22 @@ impl<'a> Scanner<'a> {
                 {
                     head = Some((Vec::new(), true));
                     in_bases = false;
+                    guard_bases.clear();
+                    angles = 0;
                 }
                 (_, Token::Punct(b'{')) => {
                     let (name, class, block) = match head.take() {
                         Some((names, class)) => (names.last().map(|n| n.to_string()), class, false),
                         None => (None, false, true),
                     };
+                    // A base is constructed before the class's constructor runs and destroyed
+                    // after its destructor, like a member.
+                    if let Some(name) = name.as_deref().filter(|_| class) {
+                        for state in guard_bases.drain(..) {
+                            let class = Self::qualified(&opens, name);
+                            self.facts.push((class, GuardFact::Member(state)));
+                        }
+                    }
                     opens.push(Open { name, class, block });
                 }
                 (_, Token::Punct(b'}')) => {
@@ -287,7 +353,15 @@ impl<'a> Scanner<'a> {
                             }
                         }
                         (_, Token::Punct(b':')) => in_bases = true,
+                        (Some(_), _) if angles == 0 && self.starts_path(i) => {
+                            if let Some(state) = self.path(i).and_then(|(p, _)| self.guard(&p)) {
+                                guard_bases.push(state);
+                            }
+                        }
                         (_, Token::Scope) | (Some(_), _) => {}
+                        // Template arguments of a base are not bases.
+                        (_, Token::Punct(b'<')) if in_bases => angles += 1,
+                        (_, Token::Punct(b'>')) if in_bases => angles = angles.saturating_sub(1),
                         _ if in_bases => {}
                         // A declaration (`struct timeval tv;`), a template parameter or a
                         // specialisation: not a definition to follow.
@@ -492,15 +566,22 @@ impl<'a> Scanner<'a> {
         if self.ident(after).is_none() {
             return;
         }
-        let state = if self.k.acquire_guards.contains(&path) {
-            GilState::Held
-        } else if self.k.release_guards.contains(&path) {
-            GilState::Released
-        } else {
+        let Some(state) = self.guard(&path) else {
             return;
         };
         let class = Self::qualified(&opens[..opens.len() - 1], class);
         self.facts.push((class, GuardFact::Member(state)));
+    }
+
+    /// The state a guard type holds while it lives, if `path` names one.
+    fn guard(&self, path: &str) -> Option<GilState> {
+        if self.k.acquire_guards.contains(path) {
+            Some(GilState::Held)
+        } else if self.k.release_guards.contains(path) {
+            Some(GilState::Released)
+        } else {
+            None
+        }
     }
 }
 
@@ -594,6 +675,58 @@ mod tests {
         let text = "struct Loop { Loop() { a(); } ~Loop() { PyGILState_Release(s); }\n\
                     void a() { b(); PyGILState_Ensure(); } void b() { a(); PyGILState_Ensure(); } };";
         assert_eq!(guards(&[text]), [("Loop".to_string(), GilState::Held)]);
+    }
+
+    /// What [`learn_guards`] adds to the knowledge from these files.
+    fn learnt(files: &[&str]) -> (Vec<String>, Vec<String>) {
+        let mut k = Knowledge::builtin();
+        let mut facts: Vec<_> = files.iter().map(|text| guard_facts(text, &k)).collect();
+        let texts: Vec<Option<&str>> = files.iter().map(|text| Some(*text)).collect();
+        let before = Knowledge::builtin();
+        learn_guards(&texts, &mut facts, &mut k);
+        let added = |set: &crate::knowledge::NameSet, known: &crate::knowledge::NameSet| {
+            let mut names: Vec<String> = set
+                .names()
+                .filter(|n| !known.contains(n))
+                .map(str::to_string)
+                .collect();
+            names.sort();
+            names
+        };
+        (
+            added(&k.acquire_guards, &before.acquire_guards),
+            added(&k.release_guards, &before.release_guards),
+        )
+    }
+
+    #[test]
+    fn classes_deriving_from_or_holding_a_guard_are_guards_in_any_file() {
+        let guard = "class Take { public: Take() { on(); } ~Take() { off(); }\n\
+                     void on() { s = PyGILState_Ensure(); } void off() { PyGILState_Release(s); }\n\
+                     PyGILState_STATE s; };\n\
+                     struct Drop { py::gil_scoped_release r; };";
+        // Names no GIL call: only the guards found first lead to it.
+        let derived = "namespace n { class Helper : public ::Take { public: Helper(int); };\n\
+                       struct Holder { int id; Helper helper; };\n\
+                       class Both : public Base<Take>, virtual Drop {}; }\n\
+                       struct Pointing { Holder *h; Helper &r; };\n\
+                       struct Last final : n::Holder {};";
+        let (acquire, release) = learnt(&[guard, derived]);
+        assert_eq!(
+            acquire,
+            ["Helper", "Holder", "Last", "Take", "n::Helper", "n::Holder"]
+        );
+        assert_eq!(release, ["Both", "Drop", "n::Both"]);
+    }
+
+    #[test]
+    fn chains_of_guards_built_on_guards_stop_after_a_bounded_number_of_rounds() {
+        let mut text = String::from("struct G0 { py::gil_scoped_acquire a; };");
+        for i in 1..=MAX_ROUNDS + 4 {
+            text.push_str(&format!("struct G{i} : G{} {{}};", i - 1));
+        }
+        let (acquire, _) = learnt(&[&text]);
+        assert_eq!(acquire.len(), MAX_ROUNDS + 1);
     }
 
     #[test]
