@@ -4,7 +4,7 @@
 //! after an early return it may still hold its reference, and emptied without the GIL it drops
 //! that reference unsafely anyway.
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use tree_sitter::Node;
 
 use crate::knowledge::Knowledge;
@@ -26,33 +26,41 @@ pub(super) struct Emptying<'a, 't> {
     pub class: Option<Node<'t>>,
 }
 
+/// One search: what is emptied so far, and the class's helpers.
+struct Walk<'t> {
+    out: FxHashSet<String>,
+    /// The class's member functions with no parameters, by name, with their bodies.
+    helpers: FxHashMap<String, Node<'t>>,
+    /// The helpers already walked (by body start): walking one again adds nothing, since
+    /// helpers are followed only where the GIL is held.
+    walked: FxHashSet<usize>,
+}
+
 impl<'t> Emptying<'_, 't> {
     /// The owned objects that `body` empties on every path, with the GIL held.
     pub fn emptied(&self, body: Node<'t>) -> FxHashSet<String> {
-        let mut out = FxHashSet::default();
-        self.block(body, None, 0, &mut out);
-        out
+        let mut walk = Walk {
+            out: FxHashSet::default(),
+            helpers: self.helpers(),
+            walked: FxHashSet::default(),
+        };
+        self.block(body, None, 0, &mut walk);
+        walk.out
     }
 
     fn text(&self, node: Node) -> &str {
         std::str::from_utf8(&self.src[node.byte_range()]).unwrap_or("")
     }
 
-    /// Walks `block`'s statements in order, adding what each empties to `out`; returns false
+    /// Walks `block`'s statements in order, adding what each empties to `walk`; returns false
     /// where a statement may leave the block early (what follows is not on every path). `held`
     /// is the GIL state a helper was called in; `None` in the function's own body, where its
     /// guards decide.
-    fn block(
-        &self,
-        block: Node<'t>,
-        held: Option<bool>,
-        depth: u8,
-        out: &mut FxHashSet<String>,
-    ) -> bool {
+    fn block(&self, block: Node<'t>, held: Option<bool>, depth: u8, walk: &mut Walk<'t>) -> bool {
         let mut cursor = block.walk();
         for statement in block.named_children(&mut cursor) {
             match statement.kind() {
-                "compound_statement" if !self.block(statement, held, depth, out) => return false,
+                "compound_statement" if !self.block(statement, held, depth, walk) => return false,
                 "compound_statement" => {}
                 _ if leaves(statement) => return false,
                 "expression_statement" | "declaration" => {
@@ -62,7 +70,7 @@ impl<'t> Emptying<'_, 't> {
                             == GilState::Held
                     });
                     if held {
-                        self.statement(statement, depth, out);
+                        self.statement(statement, depth, walk);
                     }
                 }
                 // A branch, a loop or a `try` (an exception may skip its rest): not every path.
@@ -74,7 +82,7 @@ impl<'t> Emptying<'_, 't> {
 
     /// What one statement, run with the GIL held, empties: `f.reset()`, `f.release().dec_ref()`,
     /// `f = {}`, `f = py::object()`, `T g(std::move(f))`, or a helper of the class that does.
-    fn statement(&self, statement: Node<'t>, depth: u8, out: &mut FxHashSet<String>) {
+    fn statement(&self, statement: Node<'t>, depth: u8, walk: &mut Walk<'t>) {
         let mut stack = vec![statement];
         while let Some(node) = stack.pop() {
             match node.kind() {
@@ -82,27 +90,28 @@ impl<'t> Emptying<'_, 't> {
                 "lambda_expression" | "conditional_expression" => continue,
                 "call_expression" => {
                     if let Some(field) = self.emptying_call(node) {
-                        out.insert(field);
+                        walk.out.insert(field);
                     }
                 }
                 "assignment_expression" => {
                     if let Some(field) = self.emptying_assignment(node) {
-                        out.insert(field);
+                        walk.out.insert(field);
                     }
                 }
                 _ => {}
             }
             if let Some(field) = self.moved_out(node) {
-                out.insert(field);
+                walk.out.insert(field);
             }
             let mut cursor = node.walk();
             stack.extend(node.named_children(&mut cursor));
         }
-        if let Some(helper) = self.helper_called(statement)
+        if let Some(helper) = self.helper_called(statement, walk)
             && depth < MAX_HELPER_DEPTH
+            && walk.walked.insert(helper.start_byte())
         {
             // A return in the helper ends the helper only: what it emptied before stays so.
-            self.block(helper, Some(true), depth + 1, out);
+            self.block(helper, Some(true), depth + 1, walk);
         }
     }
 
@@ -182,10 +191,9 @@ impl<'t> Emptying<'_, 't> {
         self.owned.contains(&inner).then(|| inner.to_string())
     }
 
-    /// The body of the class's own member function, defined in the class, that `statement`
-    /// calls with no arguments: `clear();`, `this->clear();`.
-    fn helper_called(&self, statement: Node) -> Option<Node<'t>> {
-        let class = self.class?;
+    /// The helper of the class that `statement` calls with no arguments: `clear();`,
+    /// `this->clear();`.
+    fn helper_called(&self, statement: Node, walk: &Walk<'t>) -> Option<Node<'t>> {
         let call = statement
             .named_child(0)
             .filter(|c| c.kind() == "call_expression")?;
@@ -208,24 +216,29 @@ impl<'t> Emptying<'_, 't> {
             }
             _ => return None,
         };
-        let name = self.text(name);
+        walk.helpers.get(self.text(name)).copied()
+    }
+
+    /// The member functions with no parameters defined in the class, by name, with their
+    /// bodies.
+    fn helpers(&self) -> FxHashMap<String, Node<'t>> {
+        let Some(class) = self.class else {
+            return FxHashMap::default();
+        };
         let mut cursor = class.walk();
-        let methods: Vec<Node<'t>> = class
+        class
             .named_children(&mut cursor)
             .filter(|m| m.kind() == "function_definition")
-            .collect();
-        methods.into_iter().find_map(|method| {
-            let declarator = method
-                .child_by_field_name("declarator")
-                .filter(|d| d.kind() == "function_declarator")?;
-            let parameters = declarator.child_by_field_name("parameters")?;
-            (declarator
-                .child_by_field_name("declarator")
-                .is_some_and(|n| self.text(n) == name)
-                && parameters.named_child_count() == 0)
-                .then(|| method.child_by_field_name("body"))
-                .flatten()
-        })
+            .filter_map(|method| {
+                let declarator = method
+                    .child_by_field_name("declarator")
+                    .filter(|d| d.kind() == "function_declarator")?;
+                let parameters = declarator.child_by_field_name("parameters")?;
+                let name = declarator.child_by_field_name("declarator")?;
+                let body = method.child_by_field_name("body")?;
+                (parameters.named_child_count() == 0).then(|| (self.text(name).to_string(), body))
+            })
+            .collect()
     }
 }
 
