@@ -80,6 +80,14 @@ pub enum Edge {
     RunsPython(LockId),
 }
 
+impl Edge {
+    pub fn lock(&self) -> LockId {
+        match *self {
+            Edge::Wait(lock) | Edge::Acquire(lock) | Edge::RunsPython(lock) => lock,
+        }
+    }
+}
+
 /// One place that adds an edge, with the path from a binding to it.
 pub struct Witness {
     pub at: Span,
@@ -116,6 +124,7 @@ impl Lock {
             }
             LockKind::Condvar => format!("condition variable `{}`", self.name),
             LockKind::Atomic => format!("atomic `{}`", self.name),
+            LockKind::Barrier => format!("barrier `{}`", self.name),
         }
     }
 }
@@ -374,6 +383,13 @@ impl Builder<'_> {
                     let lock = self.lock_id(region.kind.clone(), &region.lock);
                     let what = format!("waits for {}", self.locks[lock].describe());
                     found.push((Edge::Wait(lock), region.span, what));
+                    // A party holding the GIL at the barrier arrives only once the GIL is free:
+                    // the other parties wait for it as for work that needs the GIL.
+                    if region.kind == LockKind::Barrier {
+                        let what =
+                            format!("reaches {} holding the GIL", self.locks[lock].describe());
+                        found.push((Edge::Acquire(lock), region.span, what));
+                    }
                 }
             }
             for (i, switch) in f.gil_switches.iter().enumerate() {
@@ -407,6 +423,11 @@ impl Builder<'_> {
                         found.push((Edge::RunsPython(lock), py_use.span, py_use.what.clone()));
                     }
                 }
+            }
+            // A test's own lock orders are the library's (reached from the bindings too): from
+            // it, only waits for the work of other threads count (see `Binding::test`).
+            if self.program.bindings[reach.binding].test {
+                found.retain(|(edge, _, _)| self.locks[edge.lock()].kind.is_work());
             }
             for (edge, at, what) in found {
                 let sites = self.edges.entry(edge).or_default();
@@ -606,6 +627,7 @@ fn context_steps(
                 format!("has not yet notified condition variable `{}`", region.lock)
             }
             LockKind::Atomic => format!("has not yet stored to atomic `{}`", region.lock),
+            LockKind::Barrier => format!("has not yet reached barrier `{}`", region.lock),
         };
         steps.push(Step {
             guessed: false,

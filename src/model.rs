@@ -307,6 +307,9 @@ pub enum LockKind {
     /// An atomic spun on (`while (flag.load()) ...`): the code that stores to it "holds" it
     /// until it stores.
     Atomic,
+    /// A barrier waited on (`barrier.wait()`): every party waits for the others to arrive, so
+    /// each wait site is both a waiter and the arrival the other parties wait for.
+    Barrier,
     /// A lazily initialised static (`Lazy`, `LazyLock`, `lazy_static!`): its first use runs the
     /// initialiser holding the static's lock, and other uses wait for it.
     Lazy,
@@ -329,7 +332,7 @@ impl LockKind {
     pub fn is_work(&self) -> bool {
         matches!(
             self,
-            LockKind::Thread | LockKind::Condvar | LockKind::Atomic
+            LockKind::Thread | LockKind::Condvar | LockKind::Atomic | LockKind::Barrier
         )
     }
 }
@@ -365,6 +368,11 @@ pub struct Binding {
     /// What makes it enter with the GIL released (`py::call_guard<py::gil_scoped_release>()`),
     /// and a sentence saying so.
     pub guard: Option<(Span, String)>,
+    /// A test function (`#[test]`), entered on a thread of its own without the GIL. Running the
+    /// test shows its misuse of Python and of the library's locks; only the deadlocks between
+    /// the threads it starts need an unlucky interleaving, so only those are reported from it.
+    #[serde(default)]
+    pub test: bool,
 }
 
 /// What one front-end extracted from one file.

@@ -709,7 +709,9 @@ impl Walker<'_> {
                 let id = self.function(&f.sig, &f.block, FunctionKind::Free);
                 if self.has_attribute(&f.attrs, &self.k.rust.function_attributes) {
                     let name = python_name(&f.attrs).unwrap_or_else(|| f.sig.ident.to_string());
-                    self.bind(name, f.sig.ident.span(), id);
+                    self.bind(name, f.sig.ident.span(), id, false);
+                } else if self.has_attribute(&f.attrs, &self.k.rust.test_attributes) {
+                    self.bind(f.sig.ident.to_string(), f.sig.ident.span(), id, true);
                 }
             }
             Item::Impl(i) => {
@@ -737,7 +739,7 @@ impl Walker<'_> {
                         if binds {
                             let name =
                                 python_name(&m.attrs).unwrap_or_else(|| m.sig.ident.to_string());
-                            self.bind(format!("{ty}.{name}"), m.sig.ident.span(), id);
+                            self.bind(format!("{ty}.{name}"), m.sig.ident.span(), id, false);
                         }
                     }
                 }
@@ -982,17 +984,25 @@ impl Walker<'_> {
         }
     }
 
-    fn bind(&mut self, name: String, span: SynSpan, id: FnId) {
+    /// An entry point: a binding, entered attached, or a test, entered without the GIL.
+    fn bind(&mut self, name: String, span: SynSpan, id: FnId, test: bool) {
         let scope = self.shared_scope();
         let usings = self.shared_usings.get(&self.usings);
+        let at = span_of(span);
+        let why = format!("`{name}` is a test, run on a thread without the GIL");
         self.model.bindings.push(Binding {
             name,
-            span: span_of(span),
+            span: at,
             scope,
             usings,
             target: CallTarget::Direct(id),
-            entry: GilState::Held,
-            guard: None,
+            entry: if test {
+                GilState::Released
+            } else {
+                GilState::Held
+            },
+            guard: test.then_some((at, why)),
+            test,
         });
     }
 
@@ -1568,6 +1578,21 @@ impl Walker<'_> {
             self.push_guard(span, kind, lock, is_mutex && contended, member);
             return false;
         }
+        if rust.barrier_wait_methods.contains(&method)
+            && receiver_type
+                .as_ref()
+                .is_some_and(|t| rust.barrier_types.contains(t))
+        {
+            self.push_region(LockRegion {
+                member: false,
+                span,
+                kind: LockKind::Barrier,
+                lock: lock.clone(),
+                scope: span.start..span.start,
+                waits: contended,
+            });
+            return false;
+        }
         if receiver_type
             .as_ref()
             .is_some_and(|t| rust.condvar_types.contains(t))
@@ -1697,18 +1722,19 @@ impl Walker<'_> {
                 None => receiver.to_string(),
             };
         }
-        let local = self
-            .frames
-            .last()
-            .is_some_and(|f| f.types.contains_key(receiver) || f.locals.contains_key(receiver));
+        let declares =
+            |f: &&Frame| f.types.contains_key(receiver) || f.locals.contains_key(receiver);
+        // A local captured by closures is one lock in all of them (`barrier` in each thread of a
+        // `thread::scope`): it is named in the function that declares it.
+        let declaring = self.frames.iter().rev().take_while(declares).last();
         if receiver == "self"
             && let Some(ty) = &self.self_type
         {
             // An object that is itself a lock (through `Deref`) is one lock per type, as its
             // fields are; `self` alone would merge every type's.
             ty.clone()
-        } else if local {
-            self.qualified(receiver)
+        } else if let Some(frame) = declaring {
+            format!("{}::{receiver}", self.model.functions[frame.id].qualname)
         } else if self.statics.contains_key(last_segment(receiver)) {
             // A static is one lock however it is written (`crate::state::REGISTRY`).
             last_segment(receiver).to_string()

@@ -76,6 +76,8 @@ struct Bindings {
     class_attributes: Vec<String>,
     #[serde(default)]
     exclusive_borrow_types: Vec<String>,
+    #[serde(default)]
+    test_attributes: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -128,6 +130,10 @@ struct Threads {
     condvar_wait_methods: Vec<String>,
     #[serde(default)]
     condvar_notify_methods: Vec<String>,
+    #[serde(default)]
+    barrier_types: Vec<String>,
+    #[serde(default)]
+    barrier_wait_methods: Vec<String>,
 }
 
 /// Names are simple identifiers (`detach`) or paths as written (`thread::spawn`).
@@ -152,6 +158,9 @@ pub struct RustKnowledge {
     pub impl_attributes: HashSet<String>,
     pub class_attributes: HashSet<String>,
     pub exclusive_borrow_types: HashSet<String>,
+    /// Test functions (`#[test]`, `#[tokio::test]`): entry points entered without the GIL, as the
+    /// test harness runs each on a thread of its own.
+    pub test_attributes: HashSet<String>,
     pub once_methods: HashSet<String>,
     pub detached_once_methods: HashSet<String>,
     pub gil_cells: HashSet<String>,
@@ -182,13 +191,15 @@ pub struct RustKnowledge {
     pub condvar_types: HashSet<String>,
     pub condvar_wait_methods: HashSet<String>,
     pub condvar_notify_methods: HashSet<String>,
+    pub barrier_types: HashSet<String>,
+    pub barrier_wait_methods: HashSet<String>,
     /// The types each crate declares, by crate name (see [`CrateTypes`]).
     pub crates: std::collections::HashMap<String, CrateTypes>,
 }
 
 impl RustKnowledge {
     pub(super) fn add(&mut self, file: RustFile) {
-        let pairs: [(&mut HashSet<String>, Vec<String>); 36] = [
+        let pairs: [(&mut HashSet<String>, Vec<String>); 39] = [
             (&mut self.release_closures, file.gil.release_closures),
             (&mut self.acquire_closures, file.gil.acquire_closures),
             (&mut self.acquire_calls, file.gil.acquire_calls),
@@ -252,6 +263,12 @@ impl RustKnowledge {
                 &mut self.condvar_notify_methods,
                 file.threads.condvar_notify_methods,
             ),
+            (&mut self.barrier_types, file.threads.barrier_types),
+            (
+                &mut self.barrier_wait_methods,
+                file.threads.barrier_wait_methods,
+            ),
+            (&mut self.test_attributes, file.bindings.test_attributes),
         ];
         for (set, names) in pairs {
             set.extend(names);

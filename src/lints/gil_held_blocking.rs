@@ -1,5 +1,5 @@
 use super::{Group, Precision, binding_list, declare_lint, flow_ending_at};
-use crate::analysis::{Edge, Facts};
+use crate::analysis::{Edge, Facts, Witness};
 use crate::diagnostic::{Finding, Severity};
 use crate::model::{LockKind, Program};
 
@@ -12,7 +12,9 @@ declare_lint! {
     ///
     /// Waiting for other threads counts: `std::thread::join`, a future's `get`/`wait`, or
     /// `std::condition_variable::wait` while holding the GIL, when the thread waited for takes the
-    /// GIL or runs Python code before it finishes or notifies.
+    /// GIL or runs Python code before it finishes or notifies. A barrier (`std::sync::Barrier`)
+    /// waits for every other party to arrive: waiting at it holding the GIL deadlocks with another
+    /// party that reaches it holding the GIL, or takes the GIL on its way there.
     ///
     /// This includes the fix that acquires the GIL *before* `std::call_once`, and the
     /// function-local `static py::object x = py::module_::import(...)` that pybind11's
@@ -75,15 +77,23 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
         if acquires.is_some() && !lock.kind.is_work() {
             continue;
         }
-        let runs = acquires.or_else(|| {
+        // Any holder will do, but a barrier's party does not wait for itself: it needs another
+        // wait site that is reached holding the GIL.
+        let runs_for = |wait: &Witness| {
+            let other = |w: &&Witness| lock.kind != LockKind::Barrier || w.at != wait.at;
             holders
                 .iter()
-                .find_map(|&h| facts.witnesses(Edge::RunsPython(h)).next())
-        });
-        let Some(runs) = runs else {
-            continue;
+                .find_map(|&h| facts.witnesses(Edge::Acquire(h)).find(other))
+                .or_else(|| {
+                    holders
+                        .iter()
+                        .find_map(|&h| facts.witnesses(Edge::RunsPython(h)).find(other))
+                })
         };
         for wait in facts.witnesses(Edge::Wait(id)) {
+            let Some(runs) = runs_for(wait) else {
+                continue;
+            };
             let lock_name = lock.describe();
             let work = lock.kind.is_work();
             let (message, runner, deadlock) = if work {
@@ -92,11 +102,19 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
                         LockKind::Condvar | LockKind::Atomic => format!(
                             "waiting on {lock_name} while holding the GIL deadlocks: the notifying thread needs the GIL first"
                         ),
+                        LockKind::Barrier => format!(
+                            "waiting at {lock_name} while holding the GIL deadlocks: another party reaches it only with the GIL"
+                        ),
                         _ => format!(
                             "waiting for {lock_name} while holding the GIL deadlocks: that work needs the GIL to finish"
                         ),
                     },
-                    format!("runs as {lock_name} and needs the GIL"),
+                    match lock.kind {
+                        LockKind::Barrier => {
+                            format!("is another party of {lock_name} and needs the GIL to reach it")
+                        }
+                        _ => format!("runs as {lock_name} and needs the GIL"),
+                    },
                     "deadlock: thread B holds the GIL and waits for thread A, which waits for the GIL"
                         .to_string(),
                 )

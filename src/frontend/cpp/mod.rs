@@ -2533,6 +2533,7 @@ impl<'a> Walker<'a> {
                 GilState::Held
             },
             guard,
+            test: false,
         });
     }
 
