@@ -370,6 +370,18 @@ fn guard_call(expr: &Expr) -> Option<&Expr> {
     }
 }
 
+/// The operand whose temporaries a `let` keeps to the end of its block: a borrowed temporary is
+/// extended, so `let s = &self.s.read();` and `let s = &*m.lock()?;` hold the guard (Rust's
+/// temporary lifetime extension); in `&m.read().clone()` only the clone is.
+fn extended_operand(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Reference(r) => extended_operand(&r.expr),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => extended_operand(&u.expr),
+        Expr::Paren(p) => extended_operand(&p.expr),
+        _ => expr,
+    }
+}
+
 /// Where a call's value comes from: its method's name, or its function's path.
 fn call_position(call: &Expr) -> Option<u32> {
     match call {
@@ -1968,7 +1980,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             }
             (expr, Some(name)) => {
                 if let Some(frame) = self.frames.last_mut() {
-                    if let Some(at) = guard_call(expr).and_then(call_position) {
+                    if let Some(at) = guard_call(extended_operand(expr)).and_then(call_position) {
                         frame.binding_guard = Some((name.clone(), at));
                     }
                     frame.binding_thread = Some(name.clone());
