@@ -504,7 +504,8 @@ struct Walker<'a> {
     /// `scope` and `usings` as the functions and bindings walked keep them.
     shared_scope: SharedNames,
     shared_usings: SharedNames,
-    /// `namespace py = pybind11;`
+    /// `namespace py = pybind11;`, and type aliases of named types (`using ids = xt::pytensor<int, 1>;`,
+    /// `typedef py::object Obj;`), one per name for the whole file whatever their scope.
     aliases: FxHashMap<String, String>,
     /// Declared types of namespace-scope variables and class fields.
     global_types: FxHashMap<String, String>,
@@ -649,7 +650,49 @@ impl<'a> Walker<'a> {
                     None => out,
                 }
             }
-            _ => out,
+            Some(_) => out,
+            None => self.aliases.get(&out).cloned().unwrap_or(out),
+        }
+    }
+
+    /// `using ids = xt::pytensor<int, 1>;` or `typedef py::object Obj;`: later uses of the alias
+    /// name that type (see [`Walker::path_of_text`]). Only an alias of a named type as a whole: a
+    /// pointer or reference to it owns nothing, and `typedef struct S S;` names no other type.
+    fn record_type_alias(&mut self, node: Node) {
+        let (name, ty) = if node.kind() == "alias_declaration" {
+            let descriptor = node
+                .child_by_field_name("type")
+                .filter(|d| d.child_by_field_name("declarator").is_none());
+            (
+                node.child_by_field_name("name"),
+                descriptor.and_then(|d| d.child_by_field_name("type")),
+            )
+        } else {
+            let mut cursor = node.walk();
+            let declarators: Vec<Node> = node
+                .children_by_field_name("declarator", &mut cursor)
+                .collect();
+            (
+                match declarators[..] {
+                    [only] if only.kind() == "type_identifier" => Some(only),
+                    _ => None,
+                },
+                node.child_by_field_name("type"),
+            )
+        };
+        let (Some(name), Some(ty)) = (name, ty) else {
+            return;
+        };
+        if !matches!(
+            ty.kind(),
+            "type_identifier" | "qualified_identifier" | "template_type"
+        ) {
+            return;
+        }
+        let target = self.path(ty);
+        let name = self.text(name);
+        if target != name {
+            self.aliases.insert(name.to_string(), target);
         }
     }
 
@@ -713,6 +756,7 @@ impl<'a> Walker<'a> {
                 }
                 self.scope.truncate(depth);
             }
+            "alias_declaration" | "type_definition" => self.record_type_alias(node),
             "namespace_alias_definition" => {
                 let mut cursor = node.walk();
                 let parts: Vec<Node> = node.named_children(&mut cursor).collect();
@@ -769,9 +813,21 @@ impl<'a> Walker<'a> {
                     .collect();
                 let bases = base_nodes.iter().map(|b| self.path(*b)).collect();
                 self.model.classes.push((self.scope.join("::"), bases));
-                // Fields may be declared after the methods that use them.
+                // Fields may be declared after the methods that use them, and their types are
+                // often the class's own aliases, declared first.
                 let mut cursor = body.walk();
                 for field in body.named_children(&mut cursor) {
+                    let alias = match field.kind() {
+                        "template_declaration" => field
+                            .named_children(&mut field.walk())
+                            .find(|d| d.kind() == "alias_declaration"),
+                        _ => Some(field),
+                    };
+                    if let Some(alias) = alias
+                        && matches!(alias.kind(), "alias_declaration" | "type_definition")
+                    {
+                        self.record_type_alias(alias);
+                    }
                     if field.kind() == "field_declaration" {
                         self.record_field(field);
                         if !is_static(field, self.src)
