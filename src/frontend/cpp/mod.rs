@@ -1092,7 +1092,8 @@ impl<'a> Walker<'a> {
         self.enter(id, parameters, body, (returns_reference, return_type));
         if destructor && let Some(fields) = self.object_fields.get(&class).cloned() {
             let owned = fields
-                .into_iter()
+                .iter()
+                .cloned()
                 .map(|(at, field, ty)| {
                     let what =
                         format!("the `{ty}` field `{field}` is destroyed after `{name}`'s body");
@@ -1103,8 +1104,8 @@ impl<'a> Walker<'a> {
                 // Entered released already (see `native_owned_destructor`): what it owns is
                 // destroyed without the GIL whether or not its body takes it.
                 self.destroyed_after(id, owned, Some(body));
-            } else {
-                self.destroyed_after_body(id, &name, owned, body);
+            } else if let Some(acquire) = self.destroyed_after_body(id, &name, owned, body) {
+                self.defaulted_copies(&name, &fields, node, acquire);
             }
         } else {
             self.acquiring_entry(id, &name, body);
@@ -1271,7 +1272,7 @@ impl<'a> Walker<'a> {
         name: &str,
         owned: Vec<(Span, String, String)>,
         body: Node,
-    ) {
+    ) -> Option<Span> {
         // A guard for the whole body, or for a `try` block of the body: its handlers run after
         // the guard, in the state the function was entered in.
         let mut ends = vec![body.end_byte() as u32];
@@ -1282,14 +1283,11 @@ impl<'a> Walker<'a> {
                 .filter_map(|s| s.child_by_field_name("body"))
                 .map(|b| b.end_byte() as u32),
         );
-        let Some(acquire) = self.model.functions[id]
+        let acquire = self.model.functions[id]
             .gil_switches
             .iter()
             .find(|s| s.to == GilState::Held && ends.contains(&s.scope.end))
-            .map(|s| s.span)
-        else {
-            return;
-        };
+            .map(|s| s.span)?;
         self.destroyed_after(id, owned, Some(body));
         let why = format!(
             "`{name}` takes the GIL for its body only, so it runs where the GIL may be released"
@@ -1300,6 +1298,81 @@ impl<'a> Walker<'a> {
             CallTarget::Direct(id),
             Some((acquire, why)),
         );
+        Some(acquire)
+    }
+
+    /// A class whose destructor (`destructor`, defined in the class) takes the GIL is destroyed,
+    /// and so copied, where the GIL may be released; a copy constructor or copy assignment it
+    /// declares `= default` copies its Python-object `fields` (an INCREF each) without taking it.
+    /// Each such member is an entry point entered released, shown with the destructor's `acquire`.
+    fn defaulted_copies(
+        &mut self,
+        destructor: &str,
+        fields: &[(Span, String, String)],
+        definition: Node,
+        acquire: Span,
+    ) {
+        let Some(class_body) = definition
+            .parent()
+            .filter(|p| p.kind() == "field_declaration_list")
+        else {
+            return;
+        };
+        let short = destructor.trim_start_matches('~');
+        let copies = [
+            (format!("{short}(const{short}&"), "copy constructor"),
+            (
+                format!("{short}&operator=(const{short}&"),
+                "copy assignment",
+            ),
+        ];
+        let mut cursor = class_body.walk();
+        let members: Vec<Node> = class_body.named_children(&mut cursor).collect();
+        for member in members {
+            let text: String = self
+                .text(member)
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            let Some((_, what)) = copies
+                .iter()
+                .find(|(head, _)| text.starts_with(head.as_str()) && text.ends_with("=default;"))
+            else {
+                continue;
+            };
+            let class = self.scope.join("::");
+            let scope = self.shared_scope.get(&self.scope);
+            // Named apart from the constructors, so that no call resolves to it.
+            let id = self.new_function(
+                short.to_string(),
+                format!("{class}::{short}({what})"),
+                scope,
+                FunctionKind::Method,
+                span(member),
+                None,
+            );
+            for (_, field, ty) in fields {
+                self.model.functions[id].py_uses.push(PyUse {
+                    span: span(member),
+                    what: format!(
+                        "the `{ty}` field `{field}` is copied by `{short}`'s defaulted {what}"
+                    ),
+                    runs_code: false,
+                    needs_gil_check: true,
+                    at_destruction: false,
+                });
+            }
+            let why = format!(
+                "`{destructor}` takes the GIL, so a `{short}` is destroyed, and copied, where the \
+                 GIL may be released"
+            );
+            self.push_binding(
+                short.to_string(),
+                span(member),
+                CallTarget::Direct(id),
+                Some((acquire, why)),
+            );
+        }
     }
 
     /// What function `id` owns (`(where, name, what happens)`) is destroyed after its `body`:

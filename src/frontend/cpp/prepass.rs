@@ -737,7 +737,12 @@ fn declare_from_macro(
     let Some(&assign) = commas.first() else {
         return false;
     };
-    if !declares || depth != 0 || text[assign + 1..commas.get(1).copied().unwrap_or(inner.end)].trim().is_empty() {
+    if !declares
+        || depth != 0
+        || text[assign + 1..commas.get(1).copied().unwrap_or(inner.end)]
+            .trim()
+            .is_empty()
+    {
         return false;
     }
     blank(out, name_start..call.start + 1);
