@@ -306,7 +306,7 @@ pub enum ProjectMacro {
     Entry(String, usize),
     /// A function or macro that the project defines under a name in the C API's style
     /// (`PyObject_FreePIDL`, `PyMem_RawNew`), with the C-API-style names that its body or
-    /// expansion calls.
+    /// expansion calls without holding a GIL it took itself.
     CApiStyle(String, Vec<String>),
 }
 
@@ -599,8 +599,8 @@ impl Knowledge {
     /// The project's own C-API-style names (name -> what their definitions call) that need no
     /// GIL join `c_api_gil_free`: a call of one then goes to the project's definition, whose body
     /// is analysed. One that calls an API needing the GIL, directly or through another such name,
-    /// is the API it looks like: its callers must hold the GIL (`PyWinObject_FreeWCHAR` is
-    /// `PyMem_Free`), and the finding is theirs.
+    /// before taking the GIL itself or after giving it back, is the API it looks like: its callers
+    /// must hold the GIL (`PyWinObject_FreeWCHAR` is `PyMem_Free`), and the finding is theirs.
     fn add_gil_free_project_names(&mut self, defined: BTreeMap<String, Vec<String>>) {
         // Callers of each name, so that needing the GIL spreads from callee to caller once per
         // name (a long chain of wrappers costs its length, not its square).

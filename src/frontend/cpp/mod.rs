@@ -254,21 +254,100 @@ fn definition_body(lexer: &mut Lexer) -> Option<std::ops::Range<usize>> {
     Some(start..lexer.i)
 }
 
-/// The C-API-style names called in `text`: each such identifier followed by `(`.
+/// The C-API-style names called in `text` (each such identifier followed by `(`) where the body
+/// has not taken the GIL itself: before it does, or after it gives it back. These need the
+/// caller's GIL. The body holds its own GIL from an acquire call or the declaration of an acquire
+/// guard (`PyGILState_STATE s = PyGILState_Ensure();`, `AttachThread attached;`) to a release
+/// call (`PyGILState_Release(s)`, `PyEval_SaveThread()`) or the end of the block it is written in,
+/// as the analysis reads it. An acquire under a condition without braces (`if (c) s =
+/// PyGILState_Ensure();`) is not taken on every path: it does not count.
 fn c_api_style_calls(text: &str, knowledge: &Knowledge) -> Vec<String> {
+    /// Where the scan is in the current block.
+    #[derive(Clone, Copy, Default)]
+    struct Block {
+        own_gil: bool,
+        /// Open parentheses: a `;` inside them (`for (;;)`) ends no statement.
+        parens: usize,
+        /// Whether the current statement starts with a control word (`if`, `else`, `for`, ...).
+        conditional: bool,
+    }
     let mut calls = Vec::new();
-    let mut previous: Option<&str> = None;
+    let mut block = Block::default();
+    let mut outer: Vec<Block> = Vec::new();
+    let mut at_statement_start = true;
+    // The path being read (`ns::Guard`), and whether it starts its statement.
+    let mut path = String::new();
+    let mut path_starts_statement = false;
+    let mut after_scope = false;
     for token in Lexer::new(text) {
+        let starts_statement = std::mem::replace(&mut at_statement_start, false);
         match token {
+            Token::Ident(start, end) => {
+                let word = &text[start..end];
+                if after_scope {
+                    path.push_str("::");
+                    path.push_str(word);
+                    after_scope = false;
+                    continue;
+                }
+                // `Guard name`: a declaration of a guard, at the start of its statement.
+                if path_starts_statement && !block.conditional {
+                    if knowledge.acquire_guards.contains(&path) {
+                        block.own_gil = true;
+                    } else if knowledge.release_guards.contains(&path) {
+                        block.own_gil = false;
+                    }
+                }
+                if starts_statement {
+                    block.conditional = matches!(
+                        word,
+                        "if" | "else" | "for" | "while" | "do" | "switch" | "case"
+                    );
+                }
+                path = word.to_string();
+                path_starts_statement = starts_statement;
+                continue;
+            }
+            Token::Scope if !path.is_empty() => {
+                after_scope = true;
+                continue;
+            }
             Token::Punct(b'(') => {
-                if let Some(name) = previous.filter(|n| knowledge.is_c_api_call(n)) {
+                let name = last_segment(&path);
+                if knowledge.acquire_calls.contains(&path) {
+                    block.own_gil |= !block.conditional;
+                } else if knowledge.release_calls.contains(&path)
+                    || knowledge.release_state_calls.contains(&path)
+                {
+                    block.own_gil = false;
+                } else if !block.own_gil && knowledge.is_c_api_call(name) {
                     calls.push(name.to_string());
                 }
-                previous = None;
+                block.parens += 1;
             }
-            Token::Ident(start, end) => previous = Some(&text[start..end]),
-            _ => previous = None,
+            Token::Punct(b')') => block.parens = block.parens.saturating_sub(1),
+            Token::Punct(b'{') => {
+                outer.push(block);
+                block = Block {
+                    own_gil: block.own_gil,
+                    ..Block::default()
+                };
+                at_statement_start = true;
+            }
+            Token::Punct(b'}') => {
+                block = outer.pop().unwrap_or_default();
+                block.conditional = false;
+                at_statement_start = true;
+            }
+            Token::Punct(b';') if block.parens == 0 => {
+                block.conditional = false;
+                at_statement_start = true;
+            }
+            _ => {}
         }
+        path.clear();
+        path_starts_statement = false;
+        after_scope = false;
     }
     calls
 }
