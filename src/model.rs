@@ -257,6 +257,39 @@ pub enum Receiver {
     /// `x.f()` where `x` is declared with this type (smart pointers unwrapped, template arguments
     /// removed): `at::Tensor`, `Quantizer`.
     Typed(Box<str>),
+    /// `f.m()`, `f->m()` or `this->f->m()` in a C++ function, where `f` is no parameter, local or
+    /// global in sight: a field of the caller's class, whose declaration is often in another
+    /// file (its header). Typed from that declaration, wherever it is; else an `Object` (or a
+    /// `Native` one, when `native`).
+    Field {
+        name: Box<str>,
+        arrow: bool,
+        native: bool,
+    },
+}
+
+/// The class whose method `x.f()` (or `x->f()`, when `arrow`) calls, for `x` declared with type
+/// `declared`: through `->`, smart pointers and `std::optional` give their pointee; template
+/// arguments are dropped.
+pub fn receiver_class(declared: &str, arrow: bool) -> Option<&str> {
+    let pointee = [
+        "shared_ptr<",
+        "unique_ptr<",
+        "optional<",
+        "reference_wrapper<",
+    ]
+    .iter()
+    .find_map(|w| declared.split_once(w).map(|(_, inner)| inner));
+    let class = match pointee {
+        Some(inner) if arrow => inner,
+        _ => declared,
+    };
+    let class = class
+        .split(['<', '>', ',', '*', '&'])
+        .next()
+        .unwrap_or(class)
+        .trim();
+    Some(class.trim_start_matches("::")).filter(|c| !c.is_empty())
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -375,6 +408,9 @@ pub struct FileModel {
     /// Classes and structs defined in the file, qualified, with the names of their bases as
     /// written.
     pub classes: Vec<(String, Vec<String>)>,
+    /// The fields of those classes declared with a class type: (qualified class, field, type as
+    /// written, whitespace removed, with a `*` after it for a raw pointer).
+    pub fields: Vec<(String, String, String)>,
 }
 
 impl AsRef<FileModel> for FileModel {
@@ -618,6 +654,59 @@ pub struct Program {
     pub bindings: Vec<Binding>,
     /// Qualified class name -> the names of its bases as written.
     pub classes: std::collections::HashMap<String, Vec<String>>,
+    /// Class (last segment) -> field -> the types its definitions declare it with.
+    pub fields: FieldTypes,
+}
+
+/// The class whose method `f.m()` (or `f->m()`, when `arrow`) calls, for a field `f` declared
+/// with type `declared` (see [`FileModel::fields`]). Through `->`, a field that is no raw pointer
+/// is a handle whose `operator->` gives its first template argument: a smart pointer of the
+/// project or of another library (`Pimpl<Impl>`, `ComPtr<T>`), or an iterator.
+pub fn field_class(declared: &str, arrow: bool) -> Option<&str> {
+    if arrow
+        && !declared.contains('*')
+        && let Some((_, arguments)) = declared.split_once('<')
+    {
+        let mut depth = 0;
+        let end = arguments.find(|c| {
+            match c {
+                '<' => depth += 1,
+                '>' if depth > 0 => depth -= 1,
+                ',' | '>' => return true,
+                _ => {}
+            }
+            false
+        })?;
+        return receiver_class(&arguments[..end], false);
+    }
+    receiver_class(declared, arrow)
+}
+
+/// Class (last segment) -> field -> the types its definitions declare it with.
+pub type FieldTypes =
+    std::collections::HashMap<String, std::collections::HashMap<String, Vec<String>>>;
+
+/// The types `fields` (see [`FieldTypes`]) has for `class`'s field `field`.
+pub fn field_types_in(fields: &FieldTypes, class: &str, field: &str) -> Vec<String> {
+    fields
+        .get(class)
+        .and_then(|of_class| of_class.get(field))
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Adds one file's class fields (see [`FileModel::fields`]) to `all`.
+pub fn add_fields(all: &mut FieldTypes, fields: &[(String, String, String)]) {
+    for (class, field, ty) in fields {
+        let types = all
+            .entry(last_segment(class).to_string())
+            .or_default()
+            .entry(field.clone())
+            .or_default();
+        if !types.contains(ty) {
+            types.push(ty.clone());
+        }
+    }
 }
 
 impl Program {
@@ -650,6 +739,7 @@ impl Program {
             }
             self.bindings.push(binding);
         }
+        add_fields(&mut self.fields, &model.fields);
         // A class written more than once (several Rust impls of one type, a C++ class in two
         // headers) has the bases of all of them.
         for (class, bases) in model.classes {

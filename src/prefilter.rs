@@ -43,7 +43,10 @@ use crate::frontend::Language;
 use crate::frontend::cpp::scan::Rewrites;
 use crate::frontend::scan::{Definitions, Seeds, key, scan};
 use crate::knowledge::Knowledge;
-use crate::model::{CallTarget, FileModel, FnId, Function, FunctionKind, last_segment, owner_of};
+use crate::model::{
+    CallTarget, FieldTypes, FileModel, FnId, Function, FunctionKind, add_fields, field_types_in,
+    last_segment, owner_of,
+};
 
 /// What the pre-filter reads in one file's text: whether the file is kept from the start, and
 /// what it may define.
@@ -259,6 +262,8 @@ struct Parsed {
     classes: HashSet<String>,
     /// Class (last segment) -> the bases (last segments) written for any of its definitions.
     bases: HashMap<String, Vec<String>>,
+    /// The fields of those classes (see [`FileModel::fields`]).
+    fields: FieldTypes,
 }
 
 impl Parsed {
@@ -279,6 +284,7 @@ impl Parsed {
                 }
             }
         }
+        add_fields(&mut self.fields, &model.fields);
         for (class, written) in &model.classes {
             self.classes.insert(class.clone());
             self.classes.insert(last_segment(class).to_string());
@@ -595,6 +601,11 @@ impl<T: AsRef<FileModel>> Lookup for Partial<'_, T> {
     fn bases(&self, class: &str) -> Vec<String> {
         self.note(self.index.class_definers(class));
         self.parsed.bases.get(class).cloned().unwrap_or_default()
+    }
+
+    fn field_types(&self, class: &str, field: &str) -> Vec<String> {
+        self.note(self.index.class_definers(class));
+        field_types_in(&self.parsed.fields, class, field)
     }
 }
 

@@ -30,7 +30,8 @@ use resolve::judge_call;
 pub(crate) use resolve::{Lookup, Scope, qualified_names, resolve_call};
 
 use crate::model::{
-    CallTarget, FnId, Function, FunctionKind, Language, Program, Unconsumed, last_segment,
+    CallTarget, FnId, Function, FunctionKind, Language, Program, Unconsumed, field_types_in,
+    last_segment,
 };
 
 pub struct CallGraph {
@@ -283,6 +284,10 @@ impl Lookup for Index<'_> {
             .flatten()
             .map(|b| b.to_string())
             .collect()
+    }
+
+    fn field_types(&self, class: &str, field: &str) -> Vec<String> {
+        field_types_in(&self.program.fields, class, field)
     }
 }
 

@@ -6,6 +6,7 @@
 
 use rustc_hash::FxHashSet;
 
+use crate::model;
 use crate::model::{
     Binding, CallTarget, Function, FunctionKind, Language, Program, Receiver, last_segment,
     owner_of, split_path,
@@ -90,6 +91,8 @@ pub(crate) trait Lookup {
     fn derives(&self, class: &str, base: &str) -> bool;
     /// The bases written for any definition of `class`.
     fn bases(&self, class: &str) -> Vec<String>;
+    /// The types that definitions of `class` declare its field `field` with.
+    fn field_types(&self, class: &str, field: &str) -> Vec<String>;
 
     /// Whether a call by name from `language` may reach `id`: a function of the same language or
     /// one with C linkage (C++ calls no Rust `compile` by its name, but does call an `extern "C"`
@@ -165,7 +168,11 @@ pub(crate) fn judge_call<L: Lookup>(
     // A method matched by name only must also take the arguments given; for other calls,
     // dropping every candidate resolved by name and scope would hide real paths (a default
     // argument hidden in a macro, a parse error).
-    let by_name = matches!(receiver, Receiver::Object | Receiver::Native);
+    let by_name = match receiver {
+        Receiver::Object | Receiver::Native => true,
+        Receiver::Field { .. } => matches!(how, How::ByName),
+        _ => false,
+    };
     let fitting: Vec<L::Id> = callees
         .iter()
         .copied()
@@ -263,7 +270,50 @@ fn resolve<L: Lookup>(
             // the object.
             (typed(lookup, caller, path, ty), How::Dispatch)
         }
+        Receiver::Field {
+            name,
+            arrow,
+            native,
+        } => match caller
+            .own_class
+            .and_then(|class| field_class(lookup, class, name, *arrow))
+        {
+            Some(class) => (typed(lookup, caller, path, &class), How::Dispatch),
+            None => {
+                let untyped = if *native {
+                    Receiver::Native
+                } else {
+                    Receiver::Object
+                };
+                resolve(lookup, caller, path, &untyped)
+            }
+        },
     }
+}
+
+/// The class of field `field` of `class` or of its nearest base that declares it, through `->`
+/// when `arrow`; `None` when no definition in sight declares it, or they disagree.
+fn field_class<L: Lookup>(lookup: &L, class: &str, field: &str, arrow: bool) -> Option<String> {
+    let mut level = vec![class.to_string()];
+    let mut seen: FxHashSet<String> = FxHashSet::from_iter([class.to_string()]);
+    while !level.is_empty() {
+        let mut types: Vec<String> = level
+            .iter()
+            .flat_map(|c| lookup.field_types(c, field))
+            .collect();
+        types.dedup();
+        match types.as_slice() {
+            [] => {}
+            [declared] => return model::field_class(declared, arrow).map(str::to_string),
+            _ => return None,
+        }
+        level = level
+            .iter()
+            .flat_map(|c| lookup.bases(c))
+            .filter(|b| seen.insert(b.clone()))
+            .collect();
+    }
+    None
 }
 
 /// `x.f()` with `x` of type `ty`. A type the project does not define (`std::atomic`,
@@ -442,9 +492,9 @@ fn resolve_function<L: Lookup>(lookup: &L, caller: Scope, path: &str) -> Vec<L::
     found
 }
 
-/// The classes (by simple name) that calls may be made on: typed receivers, and the type of a
-/// Rust `self` that calls its own methods. A lookup that computes the classes derived from a
-/// class ahead needs only theirs.
+/// The classes (by simple name) that calls may be made on: typed receivers, the type of a
+/// Rust `self` that calls its own methods, and the classes of fields (see [`Receiver::Field`]).
+/// A lookup that computes the classes derived from a class ahead needs only theirs.
 pub(crate) fn classes_called_on(program: &Program) -> FxHashSet<&str> {
     program
         .functions
@@ -477,6 +527,13 @@ pub(crate) fn classes_called_on(program: &Program) -> FxHashSet<&str> {
                 })
                 .chain(self_type)
         })
+        .chain(program.fields.values().flat_map(|of_class| {
+            of_class.values().flatten().flat_map(|declared| {
+                [false, true]
+                    .into_iter()
+                    .filter_map(|arrow| model::field_class(declared, arrow).map(last_segment))
+            })
+        }))
         .collect()
 }
 
@@ -565,6 +622,37 @@ mod tests {
         let two = "namespace a { namespace x { void f() {} } }\n\
                    namespace b { namespace x { void f() {} } }\nvoid g() { x::f(); }\n";
         assert_eq!(one_cpp(two, "g"), [Vec::<String>::new()]);
+    }
+
+    #[test]
+    fn a_field_declared_in_another_file_types_its_receiver() {
+        let header = "namespace n { struct Native { void fetch() {} };\n\
+                      struct Sink { void report(int) {} };\n\
+                      struct Wrap { void fetch();\n Native &base_; };\n\
+                      struct Counting : Wrap { void count();\n protected: Sink *sink_; }; }\n";
+        let other = "struct Other { void fetch() {}\n void report(int) {} };\n";
+        let source = "namespace n { void Wrap::fetch() { base_.fetch(); this->base_.fetch(); }\n\
+                      void Counting::count() { sink_->report(1); base_.fetch(); } }\n";
+        let handle = "namespace n { struct Impl { void go() {} };\n\
+                      template <class T> struct Pimpl { T *operator->(); };\n\
+                      struct Front { void run();\n Pimpl<Impl> impl; }; }\n";
+        let front = "namespace n { void Front::run() { impl->go(); } }\n";
+        let files = [("front.h", handle), ("front.cpp", front)];
+        // Through `->`, a handle that is no raw pointer gives its template argument.
+        assert_eq!(callees(&files, "n::Front::run"), [["n::Impl::go"]]);
+        let files = [
+            ("wrap.h", header),
+            ("other.cpp", other),
+            ("wrap.cpp", source),
+        ];
+        assert_eq!(
+            callees(&files, "n::Wrap::fetch"),
+            [["n::Native::fetch"], ["n::Native::fetch"]]
+        );
+        assert_eq!(
+            callees(&files, "n::Counting::count"),
+            [["n::Sink::report"], ["n::Native::fetch"]]
+        );
     }
 
     #[test]

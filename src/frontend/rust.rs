@@ -46,6 +46,7 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
         declared_types: FxHashSet::default(),
         guard_functions: FxHashMap::default(),
         returned_types: FxHashMap::default(),
+        lock_functions: FxHashSet::default(),
         methods: FxHashSet::default(),
         lock_fields: FxHashSet::default(),
         free_functions: FxHashSet::default(),
@@ -467,6 +468,9 @@ struct Frame {
     /// method cannot hand the object to another thread, and a clone of it has its own locks
     /// where its fields hold them by value (see [`Walker::lock_fields`]).
     unpublished: FxHashSet<String>,
+    /// Locals bound to a lock a function returned, with the lock's name (see
+    /// [`Walker::lock_functions`]).
+    returned_locks: FxHashMap<String, String>,
 }
 
 /// What kind of static a name is: decides what using it means.
@@ -501,6 +505,10 @@ struct Walker<'k> {
     /// The type each of the file's functions returns (`make_engine`, `Engine::new`), through a
     /// `Result`, for the `let`s bound to their calls.
     returned_types: FxHashMap<String, String>,
+    /// The file's functions that return a lock (`fn sessions(&self) -> Arc<Mutex<Sessions>>`):
+    /// the lock bound from a call is named by the function, `Engine::sessions()`, one lock
+    /// wherever it is bound, whose contents are the declared ones.
+    lock_functions: FxHashSet<String>,
     /// The methods of the file's impls, as `Type::method`: `self.lock(py)` on a type with its
     /// own `lock` calls that method, it takes no mutex.
     methods: FxHashSet<String>,
@@ -663,24 +671,44 @@ impl Walker<'_> {
         let syn::ReturnType::Type(_, ty) = &sig.output else {
             return;
         };
-        let Some(ty) = result_value_type(ty).and_then(type_name) else {
+        let Some(value) = result_value_type(ty) else {
+            return;
+        };
+        let Some(ty) = type_name(value) else {
             return;
         };
         let name = match &self.self_type {
             Some(owner) => format!("{owner}::{}", sig.ident),
             None => sig.ident.to_string(),
         };
+        if self.k.rust.mutex_types.contains(&ty) {
+            if let Some(content) = content_type_name(value) {
+                self.lock_contents.insert(format!("{name}()"), content);
+            }
+            self.lock_functions.insert(name.clone());
+        }
         self.returned_types.insert(name, ty);
     }
 
     /// The type of the value of a call to one of the file's functions: `make_engine(..)`,
-    /// `Engine::new(..)?`, `Self::open(..).unwrap()`.
+    /// `Engine::new(..)?`, `Self::open(..).unwrap()`, `self.engine.sessions()`.
     fn call_value_type(&self, expr: &Expr) -> Option<String> {
-        let Expr::Call(call) = guard_call(expr)? else {
-            return None;
-        };
-        let Expr::Path(func) = &*call.func else {
-            return None;
+        self.returned_types
+            .get(&self.called_function(expr)?)
+            .cloned()
+    }
+
+    /// The function whose value `expr` is, as [`Self::returned_types`] keys it.
+    fn called_function(&self, expr: &Expr) -> Option<String> {
+        let func = match guard_call(expr)? {
+            Expr::Call(call) => match &*call.func {
+                Expr::Path(func) => func,
+                _ => return None,
+            },
+            Expr::MethodCall(m) => {
+                return Some(format!("{}::{}", self.type_of(&m.receiver)?, m.method));
+            }
+            _ => return None,
         };
         let segments: Vec<String> = func
             .path
@@ -688,13 +716,12 @@ impl Walker<'_> {
             .iter()
             .map(|s| s.ident.to_string())
             .collect();
-        let name = match segments.as_slice() {
+        Some(match segments.as_slice() {
             [f] => f.clone(),
             [.., owner, f] if owner == "Self" => format!("{}::{f}", self.self_type.as_ref()?),
             [.., owner, f] => format!("{owner}::{f}"),
             [] => return None,
-        };
-        self.returned_types.get(&name).cloned()
+        })
     }
 
     fn items(&mut self, items: &[Item]) {
@@ -979,6 +1006,7 @@ impl Walker<'_> {
             closures: 0,
             body_start: body.start,
             unpublished: FxHashSet::default(),
+            returned_locks: FxHashMap::default(),
         }
     }
 
@@ -1687,10 +1715,18 @@ impl Walker<'_> {
             && self.lock_fields.contains(&format!("{owner}.{name}"))
     }
 
-    /// Statics are shared by name across the module; locals are qualified by their function; a
-    /// field is named with its owner's type when that is known (`Protocol.tx`: another type's
-    /// `tx` is another lock).
+    /// Statics are shared by name across the module; locals are qualified by their function,
+    /// except a lock a function returned, named by that function; a field is named with its
+    /// owner's type when that is known (`Protocol.tx`: another type's `tx` is another lock).
     fn lock_name(&self, receiver_expr: &Expr, receiver: &str) -> String {
+        if let Expr::Path(_) = unwrapped(receiver_expr)
+            && let Some(lock) = self
+                .frames
+                .last()
+                .and_then(|f| f.returned_locks.get(receiver))
+        {
+            return lock.clone();
+        }
         if let Expr::Field(field) = unwrapped(receiver_expr) {
             return match self.type_of(&field.base) {
                 Some(owner) => format!("{owner}.{receiver}"),
@@ -1927,6 +1963,9 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         }
         let Some(init) = &local.init else { return };
         let built = constructed_type(&init.expr).is_some();
+        let returned_lock = self
+            .called_function(&init.expr)
+            .filter(|f| self.lock_functions.contains(f));
         if !matches!(local.pat, Pat::Ident(_) | Pat::Type(_))
             || self.thread_of(&init.expr).is_some()
         {
@@ -1959,6 +1998,12 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             self.visit_expr(diverge);
         }
         if let (Some(name), Some(frame)) = (name, self.frames.last_mut()) {
+            match returned_lock {
+                Some(function) => frame
+                    .returned_locks
+                    .insert(name.clone(), format!("{function}()")),
+                None => frame.returned_locks.remove(&name),
+            };
             if built && matches!(local.pat, Pat::Ident(_)) {
                 frame.unpublished.insert(name);
             } else {

@@ -18,7 +18,7 @@ use crate::knowledge::{Knowledge, ProjectMacro};
 use crate::model::{
     Binding, CallNote, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState,
     GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span, Unconsumed,
-    last_segment, type_name,
+    last_segment, receiver_class, type_name,
 };
 
 pub use prepass::neutralise;
@@ -547,6 +547,8 @@ struct Frame {
     lambdas: usize,
     /// Declared types of parameters and local variables, for member-call receivers.
     types: FxHashMap<String, String>,
+    /// Local variables whose type is not known here (`auto x = make()`): not fields.
+    untyped: FxHashSet<String>,
     /// Local `std::thread`s and futures started here, and containers of them, by variable
     /// name: the thread's name. A range-for variable over a container names its threads.
     threads: FxHashMap<String, String>,
@@ -571,6 +573,15 @@ struct Frame {
     jumps: FxHashMap<String, Span>,
     /// The function asks whether it holds the GIL (see `branch_without_gil`).
     checks_gil: bool,
+}
+
+impl Frame {
+    /// Whether `name` is a parameter or local variable of this function.
+    fn declares(&self, name: &str) -> bool {
+        self.locals.contains_key(name)
+            || self.types.contains_key(name)
+            || self.untyped.contains(name)
+    }
 }
 
 struct Walker<'a> {
@@ -1519,6 +1530,7 @@ impl<'a> Walker<'a> {
             block_ends: Vec::new(),
             lambdas: 0,
             types: FxHashMap::default(),
+            untyped: FxHashSet::default(),
             threads: Default::default(),
             body_start: body.start_byte() as u32,
             python_references: FxHashMap::default(),
@@ -2394,11 +2406,12 @@ impl<'a> Walker<'a> {
         } else {
             let receiver_kind = match receiver {
                 Some(r) if r.kind() == "this" => Receiver::This,
-                Some(r) => self
-                    .receiver_class(r, arrow)
-                    .map_or(self.unknown_receiver(), |class| {
-                        Receiver::Typed(class.into())
-                    }),
+                Some(r) => match self.receiver_class(r, arrow) {
+                    Some(class) => Receiver::Typed(class.into()),
+                    None => self
+                        .field_receiver(r, arrow)
+                        .unwrap_or_else(|| self.unknown_receiver()),
+                },
                 None => self.unknown_receiver(),
             };
             let stores = self.k.container_add_methods.contains(&method);
@@ -3273,6 +3286,15 @@ impl<'a> Walker<'a> {
                 .push((span(field), name.clone(), shown));
         }
         if let Some(ty) = self.declared_type(ty) {
+            let pointer = declarator.is_some_and(|d| find_kind(d, "pointer_declarator").is_some());
+            let declared = if pointer {
+                format!("{ty}*")
+            } else {
+                ty.clone()
+            };
+            self.model
+                .fields
+                .push((self.scope.join("::"), name.clone(), declared));
             self.global_types.insert(name, ty);
         }
     }
@@ -3330,14 +3352,18 @@ impl<'a> Walker<'a> {
             element_type(&container).map(str::to_string)
         });
         let name = self.text(name).to_string();
-        if let (Some(ty), Some(frame)) = (declared, self.frame()) {
-            frame.types.insert(name, ty);
+        if let Some(frame) = self.frame() {
+            match declared {
+                Some(ty) => {
+                    frame.types.insert(name, ty);
+                }
+                None => {
+                    frame.untyped.insert(name);
+                }
+            }
         }
     }
 
-    /// The class whose method `receiver.f()` or `receiver->f()` calls, from the receiver's
-    /// declared type: through `->`, smart pointers and `std::optional` give their pointee; template
-    /// arguments are dropped.
     /// Whether `x.method(...)` may be a framework object's method (`obj.attr`, `obj.contains`):
     /// `x` is declared with a framework type; or its type is not known here (a field declared in
     /// a header) and the method's name is the framework's own (`attr`), or is one that common C++
@@ -3374,26 +3400,40 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// The class whose method `receiver.f()` or `receiver->f()` calls, from the receiver's
+    /// declared type (see [`receiver_class`]).
     fn receiver_class(&self, receiver: Node, arrow: bool) -> Option<String> {
-        let declared = self.type_of(receiver)?;
-        let pointee = [
-            "shared_ptr<",
-            "unique_ptr<",
-            "optional<",
-            "reference_wrapper<",
-        ]
-        .iter()
-        .find_map(|w| declared.split_once(w).map(|(_, inner)| inner));
-        let class = match pointee {
-            Some(inner) if arrow => inner,
-            _ => &declared,
+        receiver_class(&self.type_of(receiver)?, arrow).map(str::to_string)
+    }
+
+    /// A receiver that may be a field of the caller's class declared in another file: `f` or
+    /// `this->f` where `f` is no parameter, local or global in sight (see [`Receiver::Field`]).
+    fn field_receiver(&self, receiver: Node, arrow: bool) -> Option<Receiver> {
+        let name = match receiver.kind() {
+            "identifier" => {
+                let name = self.text(receiver);
+                if self.frames.iter().any(|f| f.declares(name))
+                    || self.global_types.contains_key(name)
+                {
+                    return None;
+                }
+                name
+            }
+            "field_expression"
+                if receiver
+                    .child_by_field_name("argument")
+                    .is_some_and(|a| a.kind() == "this") =>
+            {
+                self.text(receiver.child_by_field_name("field")?)
+            }
+            _ => return None,
         };
-        let class = class
-            .split(['<', '>', ',', '*', '&'])
-            .next()
-            .unwrap_or(class)
-            .trim();
-        Some(class.trim_start_matches("::").to_string()).filter(|c| !c.is_empty())
+        self.frames.last()?;
+        Some(Receiver::Field {
+            name: name.into(),
+            arrow,
+            native: !self.names_framework,
+        })
     }
 
     /// The declared type of a receiver expression: a variable, a parameter, `this->field`, or
@@ -3500,11 +3540,17 @@ impl<'a> Walker<'a> {
             let known = self
                 .declared_type(ty)
                 .or_else(|| value.and_then(|v| self.type_of(v)));
-            if let (Some(name), Some(known)) = (&name, known) {
-                match self.frames.last_mut() {
-                    Some(frame) => frame.types.insert(name.clone(), known),
-                    None => self.global_types.insert(name.clone(), known),
-                };
+            match (&name, known, self.frames.last_mut()) {
+                (Some(name), Some(known), Some(frame)) => {
+                    frame.types.insert(name.clone(), known);
+                }
+                (Some(name), Some(known), None) => {
+                    self.global_types.insert(name.clone(), known);
+                }
+                (Some(name), None, Some(frame)) => {
+                    frame.untyped.insert(name.clone());
+                }
+                _ => {}
             }
             if in_function && let Some(name) = &name {
                 self.alias_param(name, declarator, value);
