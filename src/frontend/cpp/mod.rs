@@ -594,7 +594,8 @@ struct Walker<'a> {
     /// `scope` and `usings` as the functions and bindings walked keep them.
     shared_scope: SharedNames,
     shared_usings: SharedNames,
-    /// `namespace py = pybind11;`
+    /// `namespace py = pybind11;`, and type aliases of named types (`using ids = xt::pytensor<int, 1>;`,
+    /// `typedef py::object Obj;`), one per name for the whole file whatever their scope.
     aliases: FxHashMap<String, String>,
     /// Declared types of namespace-scope variables and class fields.
     global_types: FxHashMap<String, String>,
@@ -739,7 +740,49 @@ impl<'a> Walker<'a> {
                     None => out,
                 }
             }
-            _ => out,
+            Some(_) => out,
+            None => self.aliases.get(&out).cloned().unwrap_or(out),
+        }
+    }
+
+    /// `using ids = xt::pytensor<int, 1>;` or `typedef py::object Obj;`: later uses of the alias
+    /// name that type (see [`Walker::path_of_text`]). Only an alias of a named type as a whole: a
+    /// pointer or reference to it owns nothing, and `typedef struct S S;` names no other type.
+    fn record_type_alias(&mut self, node: Node) {
+        let (name, ty) = if node.kind() == "alias_declaration" {
+            let descriptor = node
+                .child_by_field_name("type")
+                .filter(|d| d.child_by_field_name("declarator").is_none());
+            (
+                node.child_by_field_name("name"),
+                descriptor.and_then(|d| d.child_by_field_name("type")),
+            )
+        } else {
+            let mut cursor = node.walk();
+            let declarators: Vec<Node> = node
+                .children_by_field_name("declarator", &mut cursor)
+                .collect();
+            (
+                match declarators[..] {
+                    [only] if only.kind() == "type_identifier" => Some(only),
+                    _ => None,
+                },
+                node.child_by_field_name("type"),
+            )
+        };
+        let (Some(name), Some(ty)) = (name, ty) else {
+            return;
+        };
+        if !matches!(
+            ty.kind(),
+            "type_identifier" | "qualified_identifier" | "template_type"
+        ) {
+            return;
+        }
+        let target = self.path(ty);
+        let name = self.text(name);
+        if target != name {
+            self.aliases.insert(name.to_string(), target);
         }
     }
 
@@ -803,6 +846,7 @@ impl<'a> Walker<'a> {
                 }
                 self.scope.truncate(depth);
             }
+            "alias_declaration" | "type_definition" => self.record_type_alias(node),
             "namespace_alias_definition" => {
                 let mut cursor = node.walk();
                 let parts: Vec<Node> = node.named_children(&mut cursor).collect();
@@ -859,9 +903,21 @@ impl<'a> Walker<'a> {
                     .collect();
                 let bases = base_nodes.iter().map(|b| self.path(*b)).collect();
                 self.model.classes.push((self.scope.join("::"), bases));
-                // Fields may be declared after the methods that use them.
+                // Fields may be declared after the methods that use them, and their types are
+                // often the class's own aliases, declared first.
                 let mut cursor = body.walk();
                 for field in body.named_children(&mut cursor) {
+                    let alias = match field.kind() {
+                        "template_declaration" => field
+                            .named_children(&mut field.walk())
+                            .find(|d| d.kind() == "alias_declaration"),
+                        _ => Some(field),
+                    };
+                    if let Some(alias) = alias
+                        && matches!(alias.kind(), "alias_declaration" | "type_definition")
+                    {
+                        self.record_type_alias(alias);
+                    }
                     if field.kind() == "field_declaration" {
                         self.record_field(field);
                         if !is_static(field, self.src)
@@ -1126,7 +1182,8 @@ impl<'a> Walker<'a> {
         self.enter(id, parameters, body, (returns_reference, return_type));
         if destructor && let Some(fields) = self.object_fields.get(&class).cloned() {
             let owned = fields
-                .into_iter()
+                .iter()
+                .cloned()
                 .map(|(at, field, ty)| {
                     let what =
                         format!("the `{ty}` field `{field}` is destroyed after `{name}`'s body");
@@ -1137,8 +1194,8 @@ impl<'a> Walker<'a> {
                 // Entered released already (see `native_owned_destructor`): what it owns is
                 // destroyed without the GIL whether or not its body takes it.
                 self.destroyed_after(id, owned, Some(body));
-            } else {
-                self.destroyed_after_body(id, &name, owned, body);
+            } else if let Some(acquire) = self.destroyed_after_body(id, &name, owned, body) {
+                self.defaulted_copies(&name, &fields, node, acquire);
             }
         } else {
             self.acquiring_entry(id, &name, body);
@@ -1305,7 +1362,7 @@ impl<'a> Walker<'a> {
         name: &str,
         owned: Vec<(Span, String, String)>,
         body: Node,
-    ) {
+    ) -> Option<Span> {
         // A guard for the whole body, or for a `try` block of the body: its handlers run after
         // the guard, in the state the function was entered in.
         let mut ends = vec![body.end_byte() as u32];
@@ -1316,14 +1373,11 @@ impl<'a> Walker<'a> {
                 .filter_map(|s| s.child_by_field_name("body"))
                 .map(|b| b.end_byte() as u32),
         );
-        let Some(acquire) = self.model.functions[id]
+        let acquire = self.model.functions[id]
             .gil_switches
             .iter()
             .find(|s| s.to == GilState::Held && ends.contains(&s.scope.end))
-            .map(|s| s.span)
-        else {
-            return;
-        };
+            .map(|s| s.span)?;
         self.destroyed_after(id, owned, Some(body));
         let why = format!(
             "`{name}` takes the GIL for its body only, so it runs where the GIL may be released"
@@ -1334,6 +1388,81 @@ impl<'a> Walker<'a> {
             CallTarget::Direct(id),
             Some((acquire, why)),
         );
+        Some(acquire)
+    }
+
+    /// A class whose destructor (`destructor`, defined in the class) takes the GIL is destroyed,
+    /// and so copied, where the GIL may be released; a copy constructor or copy assignment it
+    /// declares `= default` copies its Python-object `fields` (an INCREF each) without taking it.
+    /// Each such member is an entry point entered released, shown with the destructor's `acquire`.
+    fn defaulted_copies(
+        &mut self,
+        destructor: &str,
+        fields: &[(Span, String, String)],
+        definition: Node,
+        acquire: Span,
+    ) {
+        let Some(class_body) = definition
+            .parent()
+            .filter(|p| p.kind() == "field_declaration_list")
+        else {
+            return;
+        };
+        let short = destructor.trim_start_matches('~');
+        let copies = [
+            (format!("{short}(const{short}&"), "copy constructor"),
+            (
+                format!("{short}&operator=(const{short}&"),
+                "copy assignment",
+            ),
+        ];
+        let mut cursor = class_body.walk();
+        let members: Vec<Node> = class_body.named_children(&mut cursor).collect();
+        for member in members {
+            let text: String = self
+                .text(member)
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            let Some((_, what)) = copies
+                .iter()
+                .find(|(head, _)| text.starts_with(head.as_str()) && text.ends_with("=default;"))
+            else {
+                continue;
+            };
+            let class = self.scope.join("::");
+            let scope = self.shared_scope.get(&self.scope);
+            // Named apart from the constructors, so that no call resolves to it.
+            let id = self.new_function(
+                short.to_string(),
+                format!("{class}::{short}({what})"),
+                scope,
+                FunctionKind::Method,
+                span(member),
+                None,
+            );
+            for (_, field, ty) in fields {
+                self.model.functions[id].py_uses.push(PyUse {
+                    span: span(member),
+                    what: format!(
+                        "the `{ty}` field `{field}` is copied by `{short}`'s defaulted {what}"
+                    ),
+                    runs_code: false,
+                    needs_gil_check: true,
+                    at_destruction: false,
+                });
+            }
+            let why = format!(
+                "`{destructor}` takes the GIL, so a `{short}` is destroyed, and copied, where the \
+                 GIL may be released"
+            );
+            self.push_binding(
+                short.to_string(),
+                span(member),
+                CallTarget::Direct(id),
+                Some((acquire, why)),
+            );
+        }
     }
 
     /// What function `id` owns (`(where, name, what happens)`) is destroyed after its `body`:

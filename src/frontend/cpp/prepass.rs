@@ -663,10 +663,92 @@ fn rewrite_macros(text: &str, knowledge: &Knowledge, out: &mut [u8]) {
             && let Some(end) = args_end
             && id.start >= typed_until
         {
-            replace_type_arguments(text, after + 1..end - 1, out);
+            if !(line_start.only_whitespace_before(id.start)
+                && declare_from_macro(text, id.start, after..end, out))
+            {
+                replace_type_arguments(text, after + 1..end - 1, out);
+            }
             typed_until = end;
         }
     }
+}
+
+/// `ASSIGN_OR_RETURN(auto v, Make(x));` (absl's, TensorFlow's, XLA's `*_ASSIGN_OR_RETURN`): a
+/// statement macro whose first argument declares a variable and whose second gives its value is
+/// written over as that declaration, `auto v=         Make(x) ;` (a third argument, an error
+/// expression, is blanked). The grammar reads the use as neither a call (a declaration is no
+/// argument) nor a declaration (a call with arguments that are not types is no parameter), and
+/// its recovery swallowed the rest of the enclosing lambda or function. `call` runs from the
+/// `(` to just after the `)`. Returns whether the use was rewritten.
+fn declare_from_macro(
+    text: &str,
+    name_start: usize,
+    call: std::ops::Range<usize>,
+    out: &mut [u8],
+) -> bool {
+    let bytes = text.as_bytes();
+    if bytes.get(skip_spaces(bytes, call.end)) != Some(&b';') {
+        return false;
+    }
+    let inner = call.start + 1..call.end - 1;
+    let mut depth = 0usize;
+    // Top-level commas (at most the two that absl's three-argument form has).
+    let mut commas: Vec<usize> = Vec::new();
+    // The first argument's last two top-level tokens: a declaration ends with a name after a
+    // type (`auto v`, `std::unique_ptr<T> p`, `const Shape& s`).
+    let (mut before_last, mut last): (Option<Kind>, Option<Kind>) = (None, None);
+    for token in Lexer::new(&text[inner.clone()]) {
+        let kind = token.kind;
+        if kind == Kind::Newline {
+            continue;
+        }
+        if !commas.is_empty() {
+            match kind {
+                Kind::Punct(b'(' | b'[' | b'{') => depth += 1,
+                Kind::Punct(b')' | b']' | b'}') => depth = depth.saturating_sub(1),
+                Kind::Punct(b',') if depth == 0 => {
+                    commas.push(inner.start + token.start);
+                    if commas.len() > 2 {
+                        return false;
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
+        match kind {
+            Kind::Punct(b'<') => depth += 1,
+            Kind::Punct(b'>') if depth > 0 => depth -= 1,
+            Kind::Punct(b',') if depth == 0 => {
+                commas.push(inner.start + token.start);
+                continue;
+            }
+            _ if depth > 0 => continue,
+            Kind::Identifier | Kind::Punct(b':' | b'*' | b'&') => {}
+            _ => return false,
+        }
+        (before_last, last) = (last, Some(kind));
+    }
+    let declares = last == Some(Kind::Identifier)
+        && matches!(
+            before_last,
+            Some(Kind::Identifier | Kind::Punct(b'>' | b'*' | b'&'))
+        );
+    let Some(&assign) = commas.first() else {
+        return false;
+    };
+    if !declares
+        || depth != 0
+        || text[assign + 1..commas.get(1).copied().unwrap_or(inner.end)]
+            .trim()
+            .is_empty()
+    {
+        return false;
+    }
+    blank(out, name_start..call.start + 1);
+    out[assign] = b'=';
+    blank(out, commas.get(1).copied().unwrap_or(inner.end)..call.end);
+    true
 }
 
 /// The built-in type keywords a macro may take as an argument (`PYBIND11_OVERRIDE_PURE(bool, ...)`).
