@@ -573,6 +573,19 @@ struct Frame {
     jumps: FxHashMap<String, Span>,
     /// The function asks whether it holds the GIL (see `branch_without_gil`).
     checks_gil: bool,
+    /// Local lock guards (`std::unique_lock<std::mutex> lk(m)`) by variable name: `lk.unlock()`
+    /// and `lk.lock()` release and re-take the guarded mutex.
+    lock_guards: FxHashMap<String, GuardedLock>,
+}
+
+/// The mutex a local lock guard holds.
+#[derive(Clone)]
+struct GuardedLock {
+    lock: String,
+    member: bool,
+    kind: LockKind,
+    /// The end of the guard's block, where its destructor unlocks.
+    until: u32,
 }
 
 impl Frame {
@@ -1540,6 +1553,7 @@ impl<'a> Walker<'a> {
             lasting: Vec::new(),
             jumps: FxHashMap::default(),
             checks_gil: false,
+            lock_guards: FxHashMap::default(),
         };
         if let Some(parameters) = parameters {
             let mut cursor = parameters.walk();
@@ -3108,17 +3122,35 @@ impl<'a> Walker<'a> {
         };
         // `std::shared_lock` holds a `std::shared_mutex` for reading.
         let shared = self.text(declaration).contains("shared_lock");
-        let region = LockRegion {
+        let guarded = GuardedLock {
+            lock: self.path(mutex),
             member: self.is_member_lock(mutex),
-            span: span(declaration),
             kind: if shared {
                 LockKind::SharedRead
             } else {
                 LockKind::Mutex
             },
+            until: self.block_end(),
+        };
+        // `std::unique_lock lk(m, std::defer_lock)` owns `m` without locking it yet.
+        let deferred = arguments
+            .and_then(|a| a.named_child(1))
+            .is_some_and(|tag| last_segment(self.text(tag)) == "defer_lock");
+        if let Some(name) = declared_name(declarator).map(|n| self.text(n).to_string())
+            && let Some(frame) = self.frames.last_mut()
+        {
+            frame.lock_guards.insert(name, guarded.clone());
+        }
+        if deferred {
+            return;
+        }
+        let region = LockRegion {
+            member: guarded.member,
+            span: span(declaration),
+            kind: guarded.kind,
             waits: true,
-            lock: self.path(mutex),
-            scope: declaration.start_byte() as u32..self.block_end(),
+            lock: guarded.lock,
+            scope: declaration.start_byte() as u32..guarded.until,
         };
         if let Some(function) = self.function() {
             function.lock_regions.push(region);
@@ -3147,18 +3179,36 @@ impl<'a> Walker<'a> {
 
     /// `m.lock()` holds `m` until `m.unlock()` or the end of the block.
     fn lock_method(&mut self, call: Node, receiver: Node, method: &str) {
-        let lock = self.path(receiver);
-        let member = self.is_member_lock(receiver);
+        let guard = self
+            .frames
+            .last()
+            .and_then(|f| f.lock_guards.get(self.text(receiver)))
+            .filter(|_| receiver.kind() == "identifier")
+            .cloned();
         let at = call.start_byte() as u32;
-        let block_end = self.block_end();
+        let (lock, member, kind, block_end) = match guard {
+            // `lk.unlock()` / `lk.lock()` on a local guard: the mutex it guards, until the
+            // guard's end.
+            Some(GuardedLock {
+                lock,
+                member,
+                kind,
+                until,
+            }) => (lock, member, kind, until),
+            None => (
+                self.path(receiver),
+                self.is_member_lock(receiver),
+                if method.ends_with("_shared") {
+                    LockKind::SharedRead
+                } else {
+                    LockKind::Mutex
+                },
+                self.block_end(),
+            ),
+        };
         let locking = self.k.lock_methods.contains(method);
         let Some(function) = self.function() else {
             return;
-        };
-        let kind = if method.ends_with("_shared") {
-            LockKind::SharedRead
-        } else {
-            LockKind::Mutex
         };
         if locking {
             let region = LockRegion {
@@ -3219,16 +3269,26 @@ impl<'a> Walker<'a> {
         }
         let offset = value.start_byte() as u32;
         let function = &self.model.functions[id];
-        let Some(acquire) = function
-            .gil_switches
+        let switches = &function.gil_switches;
+        let Some(acquire) = switches
             .iter()
             .filter(|s| s.scope.contains(&offset))
             .max_by_key(|s| s.scope.start)
             .filter(|s| s.to == GilState::Held)
-            .map(|s| s.span)
         else {
             return;
         };
+        // An acquire nested in the function's own release (`gil_scoped_release` at the top,
+        // `gil_scoped_acquire` around building the result): the function is entered with the
+        // GIL, and the release's end takes it back before the caller gets the object.
+        if switches.iter().any(|s| {
+            s.to == GilState::Released
+                && s.scope.start < acquire.scope.start
+                && s.scope.contains(&acquire.scope.start)
+        }) {
+            return;
+        }
+        let acquire = acquire.span;
         let function_name = function.name.clone();
         let what = format!(
             "the `{shown}` `{name}` returned by `{function_name}` outlives its GIL guard: the caller destroys it"
