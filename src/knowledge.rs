@@ -315,6 +315,9 @@ pub enum ProjectMacro {
 pub struct Knowledge {
     pub release_guards: NameSet,
     pub acquire_guards: NameSet,
+    /// Member functions of the project's guards that switch back before the guard's end
+    /// (`NativeLock::Release()`), found with the guards (see `frontend::cpp::guards`).
+    pub guard_ending_methods: NameSet,
     pub release_wrappers: NameSet,
     pub acquire_wrappers: NameSet,
     pub release_calls: NameSet,
@@ -638,9 +641,15 @@ impl Knowledge {
         self.c_api_gil_free.extend(free);
     }
 
-    /// Adds guard types found in the analysed code: `(name, state while one lives)`.
-    pub fn add_guards(&mut self, guards: impl IntoIterator<Item = (String, GilState)>) {
+    /// Adds guard types found in the analysed code, `(name, state while one lives)`, and the
+    /// member functions that end one early, `Guard::method`.
+    pub fn add_guards(
+        &mut self,
+        guards: impl IntoIterator<Item = (String, GilState)>,
+        ending_methods: Vec<String>,
+    ) {
         add_by_state(&mut self.release_guards, &mut self.acquire_guards, guards);
+        self.guard_ending_methods.extend(&ending_methods, &[]);
     }
 
     /// Whether a C-API call can run arbitrary Python code.

@@ -64,10 +64,17 @@ pub fn guard_facts(text: &str, knowledge: &Knowledge) -> Vec<(String, GuardFact)
     .run()
 }
 
-/// The guard types the facts of every file make, by each name that may spell them: a class is a
-/// guard when it holds a guard member, or when its constructor leaves one state and its
-/// destructor starts by switching back.
-fn infer_guards(facts: impl IntoIterator<Item = (String, GuardFact)>) -> Vec<(String, GilState)> {
+/// What the facts of every file make: the guard types, by each name that may spell them (a class
+/// is a guard when it holds a guard member, or when its constructor leaves one state and its
+/// destructor starts by switching back), and the member functions that end a guard early
+/// (`NativeLock::Release()`, which restores the thread state its constructor saved), as
+/// `Class::method` by each spelling of the class.
+struct Inferred {
+    guards: Vec<(String, GilState)>,
+    ending_methods: Vec<String>,
+}
+
+fn infer_guards(facts: impl IntoIterator<Item = (String, GuardFact)>) -> Inferred {
     #[derive(Default)]
     struct Seen {
         constructor: Option<Vec<Step>>,
@@ -91,37 +98,72 @@ fn infer_guards(facts: impl IntoIterator<Item = (String, GuardFact)>) -> Vec<(St
             GuardFact::Member(state) => seen.member = seen.member.or(Some(state)),
         }
     }
-    let mut guards: Vec<(String, GilState)> = classes
-        .into_iter()
-        .filter_map(|(class, seen)| {
-            let switches = |steps: &Option<Vec<Step>>| {
-                let mut out = Vec::new();
-                if let Some(steps) = steps {
-                    flatten(steps, &seen.methods, 0, &mut out);
-                }
-                out
-            };
-            // A constructor that gives back what it took leaves the state as it found it.
-            let constructor = switches(&seen.constructor)
-                .last()
-                .filter(|s| !s.gives_back)
-                .map(|s| s.to);
-            let destructor = switches(&seen.destructor).first().map(|s| s.to);
-            let by_constructor =
-                constructor.filter(|state| destructor.is_some_and(|end| end != *state));
-            seen.member.or(by_constructor).map(|state| (class, state))
-        })
-        .flat_map(|(class, state)| {
-            // `a::b::Guard` is also written `b::Guard` and `Guard`.
-            let segments: Vec<&str> = class.split("::").collect();
-            (0..segments.len())
-                .map(|from| (segments[from..].join("::"), state))
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    guards.sort();
-    guards.dedup();
-    guards
+    // `a::b::Guard` is also written `b::Guard` and `Guard`.
+    let spellings = |class: &str| -> Vec<String> {
+        let segments: Vec<&str> = class.split("::").collect();
+        (0..segments.len())
+            .map(|from| segments[from..].join("::"))
+            .collect()
+    };
+    let mut inferred = Inferred {
+        guards: Vec::new(),
+        ending_methods: Vec::new(),
+    };
+    for (class, seen) in classes {
+        let switches = |steps: Option<&Vec<Step>>| {
+            let mut out = Vec::new();
+            if let Some(steps) = steps {
+                flatten(steps, &seen.methods, 0, &mut out);
+            }
+            out
+        };
+        // A constructor that gives back what it took leaves the state as it found it.
+        let constructor = switches(seen.constructor.as_ref())
+            .last()
+            .filter(|s| !s.gives_back)
+            .map(|s| s.to);
+        let destructor = switches(seen.destructor.as_ref()).first().map(|s| s.to);
+        let by_constructor =
+            constructor.filter(|state| destructor.is_some_and(|end| end != *state));
+        let Some(state) = seen.member.or(by_constructor) else {
+            continue;
+        };
+        // A member function, other than those the constructor calls, that ends by switching
+        // back as the destructor does.
+        let ending: Vec<&String> = match by_constructor {
+            Some(state) => seen
+                .methods
+                .keys()
+                .filter(|name| {
+                    !calls(seen.constructor.as_deref(), name)
+                        && switches(seen.methods.get(*name))
+                            .last()
+                            .is_some_and(|s| s.to != state)
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        for spelled in spellings(&class) {
+            inferred
+                .ending_methods
+                .extend(ending.iter().map(|method| format!("{spelled}::{method}")));
+            inferred.guards.push((spelled, state));
+        }
+    }
+    inferred.guards.sort();
+    inferred.guards.dedup();
+    inferred.ending_methods.sort();
+    inferred.ending_methods.dedup();
+    inferred
+}
+
+/// Whether `steps` call the member function `name` directly.
+fn calls(steps: Option<&[Step]>, name: &str) -> bool {
+    steps.is_some_and(|steps| {
+        steps
+            .iter()
+            .any(|s| matches!(s, Step::Call(c) if c == name))
+    })
 }
 
 /// How many rounds of guards built on the guards of the round before are followed (a class
@@ -140,14 +182,17 @@ pub fn learn_guards(
 ) {
     let mut known: FxHashSet<String> = FxHashSet::default();
     for round in 0..=MAX_ROUNDS {
-        let guards = infer_guards(facts.iter().flatten().cloned());
+        let Inferred {
+            guards,
+            ending_methods,
+        } = infer_guards(facts.iter().flatten().cloned());
         // Every guard is also spelled by its bare name, which each file naming it holds.
         let found: Vec<String> = guards
             .iter()
             .filter(|(name, _)| !name.contains("::") && !known.contains(name))
             .map(|(name, _)| name.clone())
             .collect();
-        knowledge.add_guards(guards);
+        knowledge.add_guards(guards, ending_methods);
         if found.is_empty() || round == MAX_ROUNDS {
             break;
         }
@@ -591,7 +636,7 @@ mod tests {
 
     fn guards(files: &[&str]) -> Vec<(String, GilState)> {
         let k = Knowledge::builtin();
-        infer_guards(files.iter().flat_map(|text| guard_facts(text, &k)))
+        infer_guards(files.iter().flat_map(|text| guard_facts(text, &k))).guards
     }
 
     #[test]
@@ -675,6 +720,23 @@ mod tests {
         let text = "struct Loop { Loop() { a(); } ~Loop() { PyGILState_Release(s); }\n\
                     void a() { b(); PyGILState_Ensure(); } void b() { a(); PyGILState_Ensure(); } };";
         assert_eq!(guards(&[text]), [("Loop".to_string(), GilState::Held)]);
+    }
+
+    #[test]
+    fn member_functions_that_switch_back_end_the_guard_but_not_those_the_constructor_calls() {
+        let k = Knowledge::builtin();
+        let text = "namespace a { class NativeLock { public:\n\
+                    NativeLock(bool c) { if (c) save(); }\n\
+                    ~NativeLock() { if (t) PyEval_RestoreThread(t); }\n\
+                    void save() { t = PyEval_SaveThread(); }\n\
+                    void Release() { if (t) PyEval_RestoreThread(t); t = nullptr; }\n\
+                    void Pause() { t = PyEval_SaveThread(); }\n\
+                    PyThreadState *t; }; }";
+        let inferred = infer_guards(guard_facts(text, &k));
+        assert_eq!(
+            inferred.ending_methods,
+            ["NativeLock::Release", "a::NativeLock::Release"]
+        );
     }
 
     /// What [`learn_guards`] adds to the knowledge from these files.

@@ -2392,6 +2392,11 @@ impl<'a> Walker<'a> {
             let runs_code = self.k.member_calls_running_code.contains(&method);
             self.add_py_use(field, format!("`.{method}()` is called"), runs_code);
         } else if let Some(receiver) = receiver
+            && let Some(state) = self.guard_ended_by(receiver, &method)
+        {
+            let what = format!("`{}.{method}()`", self.text(receiver));
+            self.add_gil_switch(node, state, what);
+        } else if let Some(receiver) = receiver
             && (self.k.lock_methods.contains(&method) || self.k.unlock_methods.contains(&method))
             && self.may_be_mutex(node, receiver, arrow)
         {
@@ -3175,6 +3180,26 @@ impl<'a> Walker<'a> {
         self.names(&self.k.mutex_types, &class)
             || self.names(&self.k.lock_guard_types, &class)
             || !class.starts_with("std::") && !STANDARD_POINTERS.contains(&last_segment(&class))
+    }
+
+    /// The GIL state that `guard.method()` switches to when `guard` is a local of one of the
+    /// project's guard types and `method` ends that guard early (`lock.Release()`).
+    fn guard_ended_by(&self, receiver: Node, method: &str) -> Option<GilState> {
+        if receiver.kind() != "identifier" {
+            return None;
+        }
+        let written = self.frames.last()?.types.get(self.text(receiver))?;
+        let ty = self.path_of_text(written);
+        if !self.names(&self.k.guard_ending_methods, &format!("{ty}::{method}")) {
+            return None;
+        }
+        if self.names(&self.k.release_guards, &ty) {
+            Some(GilState::Held)
+        } else if self.names(&self.k.acquire_guards, &ty) {
+            Some(GilState::Released)
+        } else {
+            None
+        }
     }
 
     /// `m.lock()` holds `m` until `m.unlock()` or the end of the block.
