@@ -49,6 +49,8 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
         lock_functions: FxHashSet::default(),
         methods: FxHashSet::default(),
         lock_fields: FxHashSet::default(),
+        thread_locals: FxHashSet::default(),
+        thread_local_closure: false,
         free_functions: FxHashSet::default(),
         type_aliases: FxHashMap::default(),
         lock_contents: FxHashMap::default(),
@@ -483,6 +485,9 @@ struct Frame {
     /// Locals bound to a lock a function returned, with the lock's name (see
     /// [`Walker::lock_functions`]).
     returned_locks: FxHashMap<String, String>,
+    /// Closure parameters bound to this thread's value of a `thread_local!` static
+    /// (`CELL.with(|cell| ..)`).
+    thread_local: FxHashSet<String>,
 }
 
 /// What kind of static a name is: decides what using it means.
@@ -527,6 +532,12 @@ struct Walker<'k> {
     /// The file's struct fields that hold a lock by value (`Store.inner: Mutex<T>`, not
     /// `Arc<Mutex<T>>`): each object has its own.
     lock_fields: FxHashSet<String>,
+    /// The file's `thread_local!` statics: each thread has its own, so no lock in one is
+    /// contended.
+    thread_locals: FxHashSet<String>,
+    /// The next closure is the one a thread-local's `with` runs: its parameter is that
+    /// thread's value.
+    thread_local_closure: bool,
     /// The free functions the file declares: their names passed as values are calls.
     free_functions: FxHashSet<String>,
     /// What a guard of each lock is used as (see [`CrateTypes::contents`]), by lock name.
@@ -635,6 +646,17 @@ impl Walker<'_> {
                 Item::Mod(m) => {
                     if let Some((_, items)) = &m.content {
                         self.collect_declarations(items);
+                    }
+                }
+                Item::Macro(m)
+                    if m.mac
+                        .path
+                        .segments
+                        .last()
+                        .is_some_and(|s| s.ident == "thread_local") =>
+                {
+                    if let Ok(names) = m.mac.parse_body_with(parse_thread_local_names) {
+                        self.thread_locals.extend(names);
                     }
                 }
                 _ => {}
@@ -1021,6 +1043,7 @@ impl Walker<'_> {
             body_start: body.start,
             unpublished: FxHashSet::default(),
             returned_locks: FxHashMap::default(),
+            thread_local: FxHashSet::default(),
         }
     }
 
@@ -1119,6 +1142,12 @@ impl Walker<'_> {
             frame.types = parent.types.clone();
             frame.callable_params = parent.callable_params.clone();
             frame.exclusive = parent.exclusive.clone();
+            frame.thread_local = parent.thread_local.clone();
+        }
+        if std::mem::take(&mut self.thread_local_closure)
+            && let Some(param) = closure.inputs.first().and_then(pattern_ident)
+        {
+            frame.thread_local.insert(param);
         }
         self.frames.push(frame);
         self.visit_expr(&closure.body);
@@ -1580,7 +1609,7 @@ impl Walker<'_> {
             return false;
         }
         let borrowed = self.borrowed_lock(&call.receiver, &receiver);
-        let contended = borrowed.is_none();
+        let contended = borrowed.is_none() && !self.is_thread_local(&call.receiver);
         let lock = borrowed.unwrap_or_else(|| self.lock_name(&call.receiver, &receiver));
         let span = span_of(call.method.span());
         let args_span = span_of(call.paren_token.span.join());
@@ -1737,6 +1766,17 @@ impl Walker<'_> {
         let root = field_root(receiver_expr)?;
         (matches!(receiver_expr, Expr::Field(_)) && borrow.names.contains(&root))
             .then(|| format!("{}::{root}.{receiver}", borrow.borrower))
+    }
+
+    /// Whether `receiver_expr` is, or is a field of, this thread's value of a `thread_local!`.
+    fn is_thread_local(&self, receiver_expr: &Expr) -> bool {
+        field_root(receiver_expr).is_some_and(|root| {
+            self.thread_locals.contains(&root)
+                || self
+                    .frames
+                    .last()
+                    .is_some_and(|f| f.thread_local.contains(&root))
+        })
     }
 
     /// `self.inner` where the type holds `inner` by value: a lock of this one object (see
@@ -1924,6 +1964,39 @@ fn parse_lazy_statics(
         entries.push((name, ty, expr));
     }
     Ok(entries)
+}
+
+/// The name a pattern binds when it is a single name (`x`, `x: T`, `mut x`).
+fn pattern_ident(pattern: &Pat) -> Option<String> {
+    match pattern {
+        Pat::Ident(p) => Some(p.ident.to_string()),
+        Pat::Type(t) => pattern_ident(&t.pat),
+        _ => None,
+    }
+}
+
+/// The names a `thread_local!` body declares: `[pub] static NAME: Type = [const] init;`, the
+/// last `;` optional.
+fn parse_thread_local_names(input: syn::parse::ParseStream) -> syn::Result<Vec<String>> {
+    let mut names = Vec::new();
+    while !input.is_empty() {
+        let _attrs = input.call(syn::Attribute::parse_outer)?;
+        let _vis: syn::Visibility = input.parse()?;
+        input.parse::<syn::Token![static]>()?;
+        let name: syn::Ident = input.parse()?;
+        input.parse::<syn::Token![:]>()?;
+        let _ty: Type = input.parse()?;
+        input.parse::<syn::Token![=]>()?;
+        if input.peek(syn::Token![const]) {
+            input.parse::<syn::Token![const]>()?;
+        }
+        let _init: Expr = input.parse()?;
+        names.push(name.to_string());
+        if !input.is_empty() {
+            input.parse::<syn::Token![;]>()?;
+        }
+    }
+    Ok(names)
 }
 
 /// `#[pyo3(name = "x")]` or `#[pyfunction(name = "x")]`.
@@ -2371,6 +2444,9 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         if self.lock_method(call) {
             return;
         }
+        self.thread_local_closure = method.starts_with("with")
+            && matches!(&*call.receiver, Expr::Path(p)
+                if p.path.get_ident().is_some_and(|i| self.thread_locals.contains(&i.to_string())));
         // Item access with a literal key (`dict.set_item("max_length", n)`) hashes a `str` or an
         // `int`: no Python code runs.
         let literal_key =
