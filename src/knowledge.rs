@@ -315,9 +315,11 @@ pub enum ProjectMacro {
 pub struct Knowledge {
     pub release_guards: NameSet,
     pub acquire_guards: NameSet,
-    /// Member functions of the project's guards that switch back before the guard's end
-    /// (`NativeLock::Release()`), found with the guards (see `frontend::cpp::guards`).
-    pub guard_ending_methods: NameSet,
+    /// Member functions of the project's guards that release or take the GIL while a guard
+    /// lives (`NativeLock::Release()` takes it back early), found with the guards (see
+    /// `frontend::cpp::guards`).
+    pub guard_methods_releasing: NameSet,
+    pub guard_methods_acquiring: NameSet,
     pub release_wrappers: NameSet,
     pub acquire_wrappers: NameSet,
     pub release_calls: NameSet,
@@ -642,14 +644,18 @@ impl Knowledge {
     }
 
     /// Adds guard types found in the analysed code, `(name, state while one lives)`, and the
-    /// member functions that end one early, `Guard::method`.
+    /// member functions that switch the GIL while one lives, `(Guard::method, state it leaves)`.
     pub fn add_guards(
         &mut self,
         guards: impl IntoIterator<Item = (String, GilState)>,
-        ending_methods: Vec<String>,
+        switching_methods: Vec<(String, GilState)>,
     ) {
         add_by_state(&mut self.release_guards, &mut self.acquire_guards, guards);
-        self.guard_ending_methods.extend(&ending_methods, &[]);
+        add_by_state(
+            &mut self.guard_methods_releasing,
+            &mut self.guard_methods_acquiring,
+            switching_methods,
+        );
     }
 
     /// Whether a C-API call can run arbitrary Python code.

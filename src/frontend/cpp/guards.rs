@@ -66,12 +66,13 @@ pub fn guard_facts(text: &str, knowledge: &Knowledge) -> Vec<(String, GuardFact)
 
 /// What the facts of every file make: the guard types, by each name that may spell them (a class
 /// is a guard when it holds a guard member, or when its constructor leaves one state and its
-/// destructor starts by switching back), and the member functions that end a guard early
-/// (`NativeLock::Release()`, which restores the thread state its constructor saved), as
-/// `Class::method` by each spelling of the class.
+/// destructor starts by switching back), and the member functions that switch the GIL while a
+/// guard lives (`NativeLock::Release()`, which restores the thread state its constructor saved;
+/// `PyAcquireGIL::acquire()`, which takes it again), as `Class::method` by each spelling of the
+/// class, with the state each leaves.
 struct Inferred {
     guards: Vec<(String, GilState)>,
-    ending_methods: Vec<String>,
+    switching_methods: Vec<(String, GilState)>,
 }
 
 fn infer_guards(facts: impl IntoIterator<Item = (String, GuardFact)>) -> Inferred {
@@ -107,7 +108,7 @@ fn infer_guards(facts: impl IntoIterator<Item = (String, GuardFact)>) -> Inferre
     };
     let mut inferred = Inferred {
         guards: Vec::new(),
-        ending_methods: Vec::new(),
+        switching_methods: Vec::new(),
     };
     for (class, seen) in classes {
         let switches = |steps: Option<&Vec<Step>>| {
@@ -128,42 +129,26 @@ fn infer_guards(facts: impl IntoIterator<Item = (String, GuardFact)>) -> Inferre
         let Some(state) = seen.member.or(by_constructor) else {
             continue;
         };
-        // A member function, other than those the constructor calls, that ends by switching
-        // back as the destructor does.
-        let ending: Vec<&String> = match by_constructor {
-            Some(state) => seen
-                .methods
-                .keys()
-                .filter(|name| {
-                    !calls(seen.constructor.as_deref(), name)
-                        && switches(seen.methods.get(*name))
-                            .last()
-                            .is_some_and(|s| s.to != state)
-                })
-                .collect(),
-            None => Vec::new(),
-        };
+        // Each member function that switches the GIL, with the state its last switch leaves.
+        let switching: Vec<(&String, GilState)> = seen
+            .methods
+            .keys()
+            .filter_map(|name| Some((name, switches(seen.methods.get(name)).last()?.to)))
+            .collect();
         for spelled in spellings(&class) {
-            inferred
-                .ending_methods
-                .extend(ending.iter().map(|method| format!("{spelled}::{method}")));
+            inferred.switching_methods.extend(
+                switching
+                    .iter()
+                    .map(|(method, to)| (format!("{spelled}::{method}"), *to)),
+            );
             inferred.guards.push((spelled, state));
         }
     }
     inferred.guards.sort();
     inferred.guards.dedup();
-    inferred.ending_methods.sort();
-    inferred.ending_methods.dedup();
+    inferred.switching_methods.sort();
+    inferred.switching_methods.dedup();
     inferred
-}
-
-/// Whether `steps` call the member function `name` directly.
-fn calls(steps: Option<&[Step]>, name: &str) -> bool {
-    steps.is_some_and(|steps| {
-        steps
-            .iter()
-            .any(|s| matches!(s, Step::Call(c) if c == name))
-    })
 }
 
 /// How many rounds of guards built on the guards of the round before are followed (a class
@@ -184,7 +169,7 @@ pub fn learn_guards(
     for round in 0..=MAX_ROUNDS {
         let Inferred {
             guards,
-            ending_methods,
+            switching_methods,
         } = infer_guards(facts.iter().flatten().cloned());
         // Every guard is also spelled by its bare name, which each file naming it holds.
         let found: Vec<String> = guards
@@ -192,7 +177,7 @@ pub fn learn_guards(
             .filter(|(name, _)| !name.contains("::") && !known.contains(name))
             .map(|(name, _)| name.clone())
             .collect();
-        knowledge.add_guards(guards, ending_methods);
+        knowledge.add_guards(guards, switching_methods);
         if found.is_empty() || round == MAX_ROUNDS {
             break;
         }
@@ -723,7 +708,7 @@ mod tests {
     }
 
     #[test]
-    fn member_functions_that_switch_back_end_the_guard_but_not_those_the_constructor_calls() {
+    fn a_guards_member_functions_that_switch_the_gil_are_found_with_the_state_they_leave() {
         let k = Knowledge::builtin();
         let text = "namespace a { class NativeLock { public:\n\
                     NativeLock(bool c) { if (c) save(); }\n\
@@ -733,9 +718,22 @@ mod tests {
                     void Pause() { t = PyEval_SaveThread(); }\n\
                     PyThreadState *t; }; }";
         let inferred = infer_guards(guard_facts(text, &k));
+        let (released, held) = (GilState::Released, GilState::Held);
+        let methods: Vec<(&str, GilState)> = inferred
+            .switching_methods
+            .iter()
+            .map(|(name, state)| (name.as_str(), *state))
+            .collect();
         assert_eq!(
-            inferred.ending_methods,
-            ["NativeLock::Release", "a::NativeLock::Release"]
+            methods,
+            [
+                ("NativeLock::Pause", released),
+                ("NativeLock::Release", held),
+                ("NativeLock::save", released),
+                ("a::NativeLock::Pause", released),
+                ("a::NativeLock::Release", held),
+                ("a::NativeLock::save", released),
+            ]
         );
     }
 

@@ -576,6 +576,9 @@ struct Frame {
     /// Local lock guards (`std::unique_lock<std::mutex> lk(m)`) by variable name: `lk.unlock()`
     /// and `lk.lock()` release and re-take the guarded mutex.
     lock_guards: FxHashMap<String, GuardedLock>,
+    /// Local GIL guards by variable name, with the end of their block: a member function that
+    /// switches the GIL (`lock.acquire()`) does so until the guard's end.
+    gil_guard_ends: FxHashMap<String, u32>,
 }
 
 /// The mutex a local lock guard holds.
@@ -1554,6 +1557,7 @@ impl<'a> Walker<'a> {
             jumps: FxHashMap::default(),
             checks_gil: false,
             lock_guards: FxHashMap::default(),
+            gil_guard_ends: FxHashMap::default(),
         };
         if let Some(parameters) = parameters {
             let mut cursor = parameters.walk();
@@ -2392,10 +2396,20 @@ impl<'a> Walker<'a> {
             let runs_code = self.k.member_calls_running_code.contains(&method);
             self.add_py_use(field, format!("`.{method}()` is called"), runs_code);
         } else if let Some(receiver) = receiver
-            && let Some(state) = self.guard_ended_by(receiver, &method)
+            && let Some(state) = self.guard_switched_by(receiver, &method)
         {
-            let what = format!("`{}.{method}()`", self.text(receiver));
-            self.add_gil_switch(node, state, what);
+            let guard = self.text(receiver);
+            let what = format!("`{guard}.{method}()`");
+            let until = self.frames.last().and_then(|f| f.gil_guard_ends.get(guard));
+            let scope = node.end_byte() as u32..until.copied().unwrap_or_else(|| self.block_end());
+            if let Some(function) = self.function() {
+                function.gil_switches.push(GilSwitch {
+                    span: span(node),
+                    to: state,
+                    scope,
+                    what,
+                });
+            }
         } else if let Some(receiver) = receiver
             && (self.k.lock_methods.contains(&method) || self.k.unlock_methods.contains(&method))
             && self.may_be_mutex(node, receiver, arrow)
@@ -3183,19 +3197,19 @@ impl<'a> Walker<'a> {
     }
 
     /// The GIL state that `guard.method()` switches to when `guard` is a local of one of the
-    /// project's guard types and `method` ends that guard early (`lock.Release()`).
-    fn guard_ended_by(&self, receiver: Node, method: &str) -> Option<GilState> {
-        if receiver.kind() != "identifier" {
+    /// project's guard types and `method` switches the GIL (`lock.Release()` takes it back
+    /// before the guard's end, `lock.acquire()` takes it again).
+    fn guard_switched_by(&self, receiver: Node, method: &str) -> Option<GilState> {
+        let frame = self.frames.last()?;
+        let name = self.text(receiver);
+        if receiver.kind() != "identifier" || !frame.gil_guard_ends.contains_key(name) {
             return None;
         }
-        let written = self.frames.last()?.types.get(self.text(receiver))?;
-        let ty = self.path_of_text(written);
-        if !self.names(&self.k.guard_ending_methods, &format!("{ty}::{method}")) {
-            return None;
-        }
-        if self.names(&self.k.release_guards, &ty) {
+        let written = frame.types.get(name)?;
+        let qualified = format!("{}::{method}", self.path_of_text(written));
+        if self.names(&self.k.guard_methods_acquiring, &qualified) {
             Some(GilState::Held)
-        } else if self.names(&self.k.acquire_guards, &ty) {
+        } else if self.names(&self.k.guard_methods_releasing, &qualified) {
             Some(GilState::Released)
         } else {
             None
@@ -3650,6 +3664,14 @@ impl<'a> Walker<'a> {
                 }
             }
             if in_function {
+                let guard = self.names(&self.k.release_guards, &ty_path)
+                    || self.names(&self.k.acquire_guards, &ty_path);
+                if guard && let Some(name) = &name {
+                    let end = self.block_end();
+                    if let Some(frame) = self.frame() {
+                        frame.gil_guard_ends.insert(name.clone(), end);
+                    }
+                }
                 if self.names(&self.k.release_guards, &ty_path) {
                     self.add_gil_switch(node, GilState::Released, format!("`{shown}`"));
                 } else if self.names(&self.k.acquire_guards, &ty_path) {
