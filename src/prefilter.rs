@@ -433,6 +433,10 @@ impl<T: AsRef<FileModel>> Lookup for Partial<'_, T> {
         function_at(self.models, id)
     }
 
+    fn file(&self, (file, _): (usize, FnId)) -> usize {
+        file
+    }
+
     fn language(&self, (file, _): (usize, FnId)) -> Language {
         self.files[file].1
     }
@@ -641,12 +645,12 @@ impl Caller {
             Caller::Call { function, call, .. } => {
                 let f = &model.functions[function];
                 let call = &f.calls[call];
-                let scope = Scope::of_function(f, language);
+                let scope = Scope::of_function(f, language, file);
                 (file, scope, &call.target, Some(call.args))
             }
             Caller::Binding { binding, .. } => {
                 let binding = &model.bindings[binding];
-                let scope = Scope::of_binding(binding, language);
+                let scope = Scope::of_binding(binding, language, file);
                 (file, scope, &binding.target, None)
             }
         }

@@ -74,7 +74,8 @@ impl CallGraph {
             .functions
             .par_iter()
             .map(|f| {
-                let scope = Scope::of_function(f, program.file(f.span.file).language);
+                let file = f.span.file;
+                let scope = Scope::of_function(f, program.file(file).language, file as usize);
                 let mut calls = Resolved::default();
                 for (call, c) in f.calls.iter().enumerate() {
                     let (callees, guessed) = match c.target {
@@ -127,7 +128,7 @@ impl CallGraph {
                 CallTarget::Direct(id) => vec![id],
                 _ => resolve_call(
                     &index,
-                    Scope::of_binding(b, program.file(b.span.file).language),
+                    Scope::of_binding(b, program.file(b.span.file).language, b.span.file as usize),
                     &b.target,
                     None,
                 ),
@@ -230,6 +231,10 @@ impl Lookup for Index<'_> {
 
     fn function(&self, id: FnId) -> &Function {
         &self.program.functions[id]
+    }
+
+    fn file(&self, id: FnId) -> usize {
+        self.program.functions[id].span.file as usize
     }
 
     fn language(&self, id: FnId) -> Language {

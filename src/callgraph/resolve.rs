@@ -36,11 +36,14 @@ pub(crate) struct Scope<'a> {
     /// method's class is named after.
     own_class: Option<&'a str>,
     language: Language,
+    /// The file the call is written in, as the lookup numbers files.
+    file: usize,
 }
 
 impl<'a> Scope<'a> {
-    /// Where the calls of `f`, a function written in `language`, are looked up from.
-    pub(crate) fn of_function(f: &'a Function, language: Language) -> Self {
+    /// Where the calls of `f`, a function written in `language` in file `file`, are looked up
+    /// from.
+    pub(crate) fn of_function(f: &'a Function, language: Language, file: usize) -> Self {
         let cpp = language == Language::Cpp;
         Scope {
             names: &f.scope,
@@ -49,11 +52,13 @@ impl<'a> Scope<'a> {
             self_type: f.scope.last().filter(|_| !cpp).map(String::as_str),
             own_class: f.scope.last().filter(|_| cpp).map(String::as_str),
             language,
+            file,
         }
     }
 
-    /// Where the target of `binding`, registered in a file of `language`, is looked up from.
-    pub(crate) fn of_binding(binding: &'a Binding, language: Language) -> Self {
+    /// Where the target of `binding`, registered in file `file` of `language`, is looked up
+    /// from.
+    pub(crate) fn of_binding(binding: &'a Binding, language: Language, file: usize) -> Self {
         Scope {
             names: &binding.scope,
             usings: &binding.usings,
@@ -61,6 +66,7 @@ impl<'a> Scope<'a> {
             self_type: None,
             own_class: None,
             language,
+            file,
         }
     }
 }
@@ -93,6 +99,8 @@ pub(crate) trait Lookup {
     fn bases(&self, class: &str) -> Vec<String>;
     /// The types that definitions of `class` declare its field `field` with.
     fn field_types(&self, class: &str, field: &str) -> Vec<String>;
+    /// The file that defines `id`.
+    fn file(&self, id: Self::Id) -> usize;
 
     /// Whether a call by name from `language` may reach `id`: a function of the same language or
     /// one with C linkage (C++ calls no Rust `compile` by its name, but does call an `extern "C"`
@@ -154,13 +162,16 @@ pub(crate) fn judge_call<L: Lookup>(
     let (callees, how) = resolve(lookup, caller, path, receiver);
     // Dispatch is judged on the overrides that take the arguments: `s.Name()` is no guess when
     // the overrides all take a parameter.
-    let judged = |callees: Vec<L::Id>| Resolution {
-        guessed: match how {
-            How::Certain => false,
-            How::ByName => true,
-            How::Dispatch => qualified_names(lookup, &callees) > 1,
-        },
-        callees,
+    let judged = |callees: Vec<L::Id>| {
+        let callees = in_own_file_first(lookup, caller, callees);
+        Resolution {
+            guessed: match how {
+                How::Certain => false,
+                How::ByName => true,
+                How::Dispatch => qualified_names(lookup, &callees) > 1,
+            },
+            callees,
+        }
     };
     let Some(args) = args else {
         return judged(callees);
@@ -184,6 +195,21 @@ pub(crate) fn judge_call<L: Lookup>(
         fitting
     };
     judged(by_argument_types(lookup, callees, argument_types))
+}
+
+/// Of several definitions of one qualified name, those in the caller's own file, when it has
+/// some: a `static` (or anonymous-namespace) function of the same name in each of two files is
+/// that file's own, and one program links no two external definitions of one name.
+fn in_own_file_first<L: Lookup>(lookup: &L, caller: Scope, callees: Vec<L::Id>) -> Vec<L::Id> {
+    if callees.len() < 2 || qualified_names(lookup, &callees) > 1 {
+        return callees;
+    }
+    let own: Vec<L::Id> = callees
+        .iter()
+        .copied()
+        .filter(|&id| lookup.file(id) == caller.file)
+        .collect();
+    if own.is_empty() { callees } else { own }
 }
 
 /// How a call's candidates were found.
