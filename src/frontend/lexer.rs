@@ -20,6 +20,7 @@ pub(crate) enum Token {
 
 /// Tokens of C/C++ text: identifiers and punctuation, skipping comments, string and character
 /// literals, numbers and preprocessor directives.
+#[derive(Clone)]
 pub(crate) struct Lexer<'a> {
     bytes: &'a [u8],
     /// Where the next token starts looking (just past the last token read).

@@ -200,6 +200,16 @@ fn c_api_style_definitions(
             continue;
         };
         let name = &text[start..end];
+        // A class of the project's (`struct PyCallbackToken { ... }`): constructing one is a
+        // call of the project's own.
+        let class_head = matches!(before, Some(Token::Ident(s, e))
+            if matches!(&text[s..e], "struct" | "class"));
+        if class_head {
+            if knowledge.is_c_api_call(name) && defines_class(lexer.clone(), text) {
+                found.push(ProjectMacro::CApiStyle(name.to_string(), Vec::new()));
+            }
+            continue;
+        }
         let after_type = match before {
             Some(Token::Ident(s, e)) => !matches!(
                 &text[s..e],
@@ -221,6 +231,18 @@ fn c_api_style_definitions(
         ));
     }
     found
+}
+
+/// After `struct Name`: whether a definition follows (`{`, a base clause, or `final` before
+/// them), not a declaration or an elaborated type (`struct PyModuleDef def = {...}`).
+fn defines_class(mut lexer: Lexer, text: &str) -> bool {
+    match lexer.next() {
+        Some(Token::Punct(b'{' | b':')) => true,
+        Some(Token::Ident(s, e)) if &text[s..e] == "final" => {
+            matches!(lexer.next(), Some(Token::Punct(b'{' | b':')))
+        }
+        _ => false,
+    }
 }
 
 /// After a function's name: reads `( ... ) { ... }` and returns the body's extent, or stops at
