@@ -302,7 +302,7 @@ fn resolve<L: Lookup>(
             native,
         } => match caller
             .own_class
-            .and_then(|class| field_class(lookup, class, name, *arrow))
+            .and_then(|class| inherited_field_class(lookup, class, name, *arrow))
         {
             Some(class) => (typed(lookup, caller, path, &class), How::Dispatch),
             None => {
@@ -319,7 +319,7 @@ fn resolve<L: Lookup>(
 
 /// The class of field `field` of `class` or of its nearest base that declares it, through `->`
 /// when `arrow`; `None` when no definition in sight declares it, or they disagree.
-fn field_class<L: Lookup>(lookup: &L, class: &str, field: &str, arrow: bool) -> Option<String> {
+fn inherited_field_class<L: Lookup>(lookup: &L, class: &str, field: &str, arrow: bool) -> Option<String> {
     let mut level = vec![class.to_string()];
     let mut seen: FxHashSet<String> = FxHashSet::from_iter([class.to_string()]);
     while !level.is_empty() {
