@@ -465,6 +465,17 @@ const CPP_EXTENSIONS: &[&str] = &[
     "c", "cc", "cpp", "cxx", "c++", "h", "hh", "hpp", "hxx", "h++", "cu", "cuh", "inl", "ipp",
 ];
 
+/// Whether `path` is a C, C++ or CUDA file compiled on its own (not a header, which each
+/// including file compiles as its own part).
+pub fn is_translation_unit(path: &Path) -> bool {
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+        matches!(
+            e.to_ascii_lowercase().as_str(),
+            "c" | "cc" | "cpp" | "cxx" | "c++" | "cu"
+        )
+    })
+}
+
 impl Language {
     pub fn of(path: &Path) -> Option<Self> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();

@@ -45,7 +45,7 @@ use crate::frontend::scan::{Definitions, Seeds, key, scan};
 use crate::knowledge::Knowledge;
 use crate::model::{
     CallTarget, FieldTypes, FileModel, FnId, Function, FunctionKind, add_fields, field_types_in,
-    last_segment, owner_of,
+    is_translation_unit, last_segment, owner_of,
 };
 
 /// What the pre-filter reads in one file's text: whether the file is kept from the start, and
@@ -435,6 +435,10 @@ impl<T: AsRef<FileModel>> Lookup for Partial<'_, T> {
 
     fn file(&self, (file, _): (usize, FnId)) -> usize {
         file
+    }
+
+    fn in_translation_unit(&self, (file, _): (usize, FnId)) -> bool {
+        is_translation_unit(&self.files[file].0)
     }
 
     fn language(&self, (file, _): (usize, FnId)) -> Language {

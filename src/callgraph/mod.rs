@@ -31,7 +31,7 @@ pub(crate) use resolve::{Lookup, Scope, qualified_names, resolve_call};
 
 use crate::model::{
     CallTarget, FnId, Function, FunctionKind, Language, Program, Unconsumed, field_types_in,
-    last_segment,
+    is_translation_unit, last_segment,
 };
 
 pub struct CallGraph {
@@ -235,6 +235,11 @@ impl Lookup for Index<'_> {
 
     fn file(&self, id: FnId) -> usize {
         self.program.functions[id].span.file as usize
+    }
+
+    fn in_translation_unit(&self, id: FnId) -> bool {
+        let file = self.program.functions[id].span.file;
+        is_translation_unit(&self.program.file(file).path)
     }
 
     fn language(&self, id: FnId) -> Language {

@@ -101,6 +101,8 @@ pub(crate) trait Lookup {
     fn field_types(&self, class: &str, field: &str) -> Vec<String>;
     /// The file that defines `id`.
     fn file(&self, id: Self::Id) -> usize;
+    /// Whether the file that defines `id` is compiled on its own, not a header.
+    fn in_translation_unit(&self, id: Self::Id) -> bool;
 
     /// Whether a call by name from `language` may reach `id`: a function of the same language or
     /// one with C linkage (C++ calls no Rust `compile` by its name, but does call an `extern "C"`
@@ -163,7 +165,7 @@ pub(crate) fn judge_call<L: Lookup>(
     // Dispatch is judged on the overrides that take the arguments: `s.Name()` is no guess when
     // the overrides all take a parameter.
     let judged = |callees: Vec<L::Id>| {
-        let callees = in_own_file_first(lookup, caller, callees);
+        let callees = visible_from_caller(lookup, caller, callees);
         Resolution {
             guessed: match how {
                 How::Certain => false,
@@ -197,10 +199,21 @@ pub(crate) fn judge_call<L: Lookup>(
     judged(by_argument_types(lookup, callees, argument_types))
 }
 
-/// Of several definitions of one qualified name, those in the caller's own file, when it has
-/// some: a `static` (or anonymous-namespace) function of the same name in each of two files is
-/// that file's own, and one program links no two external definitions of one name.
-fn in_own_file_first<L: Lookup>(lookup: &L, caller: Scope, callees: Vec<L::Id>) -> Vec<L::Id> {
+/// The callees that the caller's file can see: not a function of an anonymous namespace of
+/// another source file (a header's is every including file's own). Then, of several definitions
+/// of one qualified name, those in the caller's own file, when it has some: a `static` helper of
+/// the same name in each of two files is that file's own, and one program links no two external
+/// definitions of one name.
+fn visible_from_caller<L: Lookup>(lookup: &L, caller: Scope, mut callees: Vec<L::Id>) -> Vec<L::Id> {
+    callees.retain(|&id| {
+        lookup.file(id) == caller.file
+            || !lookup.in_translation_unit(id)
+            || !lookup
+                .function(id)
+                .qualname
+                .split("::")
+                .any(|segment| segment == "(anonymous)")
+    });
     if callees.len() < 2 || qualified_names(lookup, &callees) > 1 {
         return callees;
     }
@@ -319,7 +332,12 @@ fn resolve<L: Lookup>(
 
 /// The class of field `field` of `class` or of its nearest base that declares it, through `->`
 /// when `arrow`; `None` when no definition in sight declares it, or they disagree.
-fn inherited_field_class<L: Lookup>(lookup: &L, class: &str, field: &str, arrow: bool) -> Option<String> {
+fn inherited_field_class<L: Lookup>(
+    lookup: &L,
+    class: &str,
+    field: &str,
+    arrow: bool,
+) -> Option<String> {
     let mut level = vec![class.to_string()];
     let mut seen: FxHashSet<String> = FxHashSet::from_iter([class.to_string()]);
     while !level.is_empty() {
