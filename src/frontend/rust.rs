@@ -476,6 +476,8 @@ struct Frame {
     /// holding this thread lock.
     parallel: Option<(u32, String)>,
     closures: usize,
+    /// The async blocks handed to a runtime so far (see [`Walker::async_block_function`]).
+    async_blocks: usize,
     body_start: u32,
     /// Locals holding an object this function built in place and has given to no one: calling
     /// its methods keeps it so, any other use ends it (see [`CallNote::Unpublished`]). A `&self`
@@ -1040,6 +1042,7 @@ impl Walker<'_> {
             callable_params: FxHashSet::default(),
             exclusive: None,
             closures: 0,
+            async_blocks: 0,
             body_start: body.start,
             unpublished: FxHashSet::default(),
             returned_locks: FxHashMap::default(),
@@ -1128,15 +1131,66 @@ impl Walker<'_> {
     /// A closure as a function of its own, walked now; the caller decides how it is run.
     fn closure_function(&mut self, closure: &syn::ExprClosure, qualname: &str) -> FnId {
         let params = closure.inputs.len() as u32;
+        let thread_local = std::mem::take(&mut self.thread_local_closure)
+            .then(|| closure.inputs.first().and_then(pattern_ident))
+            .flatten();
+        let id = self.nested_function(
+            "{closure}",
+            qualname,
+            closure.inputs_begin.span,
+            params,
+            closure.body.span(),
+            thread_local,
+        );
+        self.visit_expr(&closure.body);
+        self.frames.pop();
+        id
+    }
+
+    /// An async block handed to a runtime (`runtime.block_on(async { .. })`): a function of its
+    /// own, like a closure, since its body runs where the runtime polls it. Numbered apart from
+    /// the closures, so that their names do not depend on it.
+    fn async_block_function(&mut self, block: &syn::ExprAsync) -> FnId {
+        let number = self.frames.last_mut().map_or(0, |f| {
+            f.async_blocks += 1;
+            f.async_blocks
+        });
+        let owner = self.frames.last().map_or(self.module.join("::"), |f| {
+            self.model.functions[f.id].qualname.clone()
+        });
+        let id = self.nested_function(
+            "{async}",
+            &format!("{owner}::{{async#{number}}}"),
+            block.async_token.span,
+            0,
+            block.block.span(),
+            None,
+        );
+        self.visit_block(&block.block);
+        self.frames.pop();
+        id
+    }
+
+    /// A closure's or an async block's function, with its frame pushed: it sees the names of
+    /// the function it is written in (and `thread_local`, a parameter bound to a thread-local's
+    /// value). The caller walks the body and pops the frame.
+    fn nested_function(
+        &mut self,
+        name: &str,
+        qualname: &str,
+        at: SynSpan,
+        params: u32,
+        body: SynSpan,
+        thread_local: Option<String>,
+    ) -> FnId {
         let id = self.new_function(
-            "{closure}".to_string(),
+            name.to_string(),
             qualname.to_string(),
             FunctionKind::Lambda,
-            closure.inputs_begin.span,
+            at,
             (params, Some(params)),
         );
-        let mut frame = self.frame(id, closure.body.span());
-        // A closure sees the names of the function it is written in.
+        let mut frame = self.frame(id, body);
         if let Some(parent) = self.frames.last() {
             frame.locals = parent.locals.clone();
             frame.types = parent.types.clone();
@@ -1144,14 +1198,8 @@ impl Walker<'_> {
             frame.exclusive = parent.exclusive.clone();
             frame.thread_local = parent.thread_local.clone();
         }
-        if std::mem::take(&mut self.thread_local_closure)
-            && let Some(param) = closure.inputs.first().and_then(pattern_ident)
-        {
-            frame.thread_local.insert(param);
-        }
+        frame.thread_local.extend(thread_local);
         self.frames.push(frame);
-        self.visit_expr(&closure.body);
-        self.frames.pop();
         id
     }
 
@@ -1882,6 +1930,10 @@ impl Walker<'_> {
                 .and_then(|f| f.parallel.replace((u32::MAX, thread.to_string())));
             match (arg, self.callable_argument(arg)) {
                 (Expr::Closure(c), _) => self.argument_closure(c, None),
+                (Expr::Async(block), _) => {
+                    let id = self.async_block_function(block);
+                    self.push_call(block.async_token.span, CallTarget::Direct(id), 0, None);
+                }
                 (_, Some(target)) => self.push_call(arg.span(), target, 0, None),
                 _ => self.visit_expr(arg),
             }
@@ -2435,9 +2487,9 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             self.spawn_closures(&thread, call.args.iter());
             return;
         }
-        if rust.scoped_methods.contains(&method)
-            && call.args.iter().any(|a| matches!(a, Expr::Closure(_)))
-        {
+        let scoped = rust.scoped_methods.contains(&method)
+            && call.args.iter().any(|a| matches!(a, Expr::Closure(_)));
+        if scoped || (rust.future_wait_methods.contains(&method) && call.args.len() == 1) {
             self.scoped_threads(call.method.span(), &method, call.args.iter());
             return;
         }

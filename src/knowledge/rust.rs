@@ -121,6 +121,8 @@ struct Threads {
     #[serde(default)]
     scoped_methods: Vec<String>,
     #[serde(default)]
+    future_wait_methods: Vec<String>,
+    #[serde(default)]
     spawn_methods: Vec<String>,
     #[serde(default)]
     parallel_methods: Vec<String>,
@@ -184,6 +186,9 @@ pub struct RustKnowledge {
     pub awaited_spawn_calls: HashSet<String>,
     pub scoped_calls: HashSet<String>,
     pub scoped_methods: HashSet<String>,
+    /// Methods that wait for the future they are given, whose work runs on a runtime's threads
+    /// (`runtime.block_on(fut)`).
+    pub future_wait_methods: HashSet<String>,
     /// Methods that run their callable or future argument on a runtime's thread
     /// (`joinset.spawn(fut)`).
     pub spawn_methods: HashSet<String>,
@@ -199,7 +204,7 @@ pub struct RustKnowledge {
 
 impl RustKnowledge {
     pub(super) fn add(&mut self, file: RustFile) {
-        let pairs: [(&mut HashSet<String>, Vec<String>); 39] = [
+        let pairs: [(&mut HashSet<String>, Vec<String>); 40] = [
             (&mut self.release_closures, file.gil.release_closures),
             (&mut self.acquire_closures, file.gil.acquire_closures),
             (&mut self.acquire_calls, file.gil.acquire_calls),
@@ -252,6 +257,10 @@ impl RustKnowledge {
             ),
             (&mut self.scoped_calls, file.threads.scoped_calls),
             (&mut self.scoped_methods, file.threads.scoped_methods),
+            (
+                &mut self.future_wait_methods,
+                file.threads.future_wait_methods,
+            ),
             (&mut self.spawn_methods, file.threads.spawn_methods),
             (&mut self.parallel_methods, file.threads.parallel_methods),
             (&mut self.condvar_types, file.threads.condvar_types),
