@@ -44,6 +44,7 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
         field_types: FxHashMap::default(),
         python_classes: FxHashSet::default(),
         declared_types: FxHashSet::default(),
+        variant_types: FxHashMap::default(),
         guard_functions: FxHashMap::default(),
         returned_types: FxHashMap::default(),
         lock_functions: FxHashSet::default(),
@@ -519,6 +520,9 @@ struct Walker<'k> {
     python_classes: FxHashSet<String>,
     /// The structs and enums the file declares.
     declared_types: FxHashSet<String>,
+    /// The type held by each variant of the file's enums that holds one value, by
+    /// `Enum::Variant` (`PutInput::SyncPush` holds a `SyncPushSource`).
+    variant_types: FxHashMap<String, String>,
     /// Functions that return a held lock's guard (`log`, `Table::rows`), with that lock.
     guard_functions: FxHashMap<String, (LockKind, String)>,
     /// The type each of the file's functions returns (`make_engine`, `Engine::new`), through a
@@ -591,6 +595,15 @@ impl Walker<'_> {
                 }
                 Item::Enum(e) => {
                     self.declared_types.insert(e.ident.to_string());
+                    for variant in &e.variants {
+                        if let syn::Fields::Unnamed(fields) = &variant.fields
+                            && fields.unnamed.len() == 1
+                            && let Some(ty) = type_name(&fields.unnamed[0].ty)
+                        {
+                            let key = format!("{}::{}", e.ident, variant.ident);
+                            self.variant_types.insert(key, ty);
+                        }
+                    }
                 }
                 Item::Type(t) => {
                     if let Some(ty) = type_name(&t.ty) {
@@ -1390,6 +1403,9 @@ impl Walker<'_> {
     /// The names `pat` binds from `value` take its type, as [`type_name`] reads wrappers, and
     /// the thread whose handle it is (`if let Some(h) = self.worker.take()`).
     fn bind_pattern(&mut self, pat: &Pat, value: &Expr) {
+        if self.bind_variant(pat, value) {
+            return;
+        }
         let mut names = Vec::new();
         Self::pattern_names(pat, &mut names);
         if names.is_empty() {
@@ -1408,6 +1424,33 @@ impl Walker<'_> {
                 frame.locals.insert(name, Local::Thread(thread.clone()));
             }
         }
+    }
+
+    /// `Self::Push(source)`, `Input::Push(source)` matched on a value of an enum the file
+    /// declares: `source` has the type the variant holds.
+    fn bind_variant(&mut self, pat: &Pat, value: &Expr) -> bool {
+        let Pat::TupleStruct(t) = pat else {
+            return false;
+        };
+        let (Some(Pat::Ident(inner)), 1) = (t.elems.first(), t.elems.len()) else {
+            return false;
+        };
+        let segments: Vec<String> = t.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let enum_name = match segments.as_slice() {
+            [.., owner, _] if owner == "Self" => self.self_type.clone(),
+            [.., owner, _] => Some(owner.clone()),
+            _ => self.type_of(value),
+        };
+        let Some(ty) = enum_name
+            .and_then(|e| self.variant_types.get(&format!("{e}::{}", segments.last()?)))
+            .cloned()
+        else {
+            return false;
+        };
+        if let Some(frame) = self.frames.last_mut() {
+            frame.types.insert(inner.ident.to_string(), ty);
+        }
+        true
     }
 
     /// The thread name of field `field` of `owner` when it holds a thread's handle.
@@ -1886,6 +1929,12 @@ impl Walker<'_> {
         label: &str,
         args: impl Iterator<Item = &'e Expr>,
     ) {
+        let thread = self.thread_waited_at(wait, label);
+        self.spawn_closures(&thread, args);
+    }
+
+    /// The threads started by the call `label` at `wait`, which waits there for them.
+    fn thread_waited_at(&mut self, wait: SynSpan, label: &str) -> String {
         let at = span_of(wait);
         let thread = self.qualified(&format!("{label}@{}", wait.start().line));
         self.push_region(LockRegion {
@@ -1896,7 +1945,28 @@ impl Walker<'_> {
             scope: at.start..at.start,
             waits: true,
         });
-        self.spawn_closures(&thread, args);
+        thread
+    }
+
+    /// `runtime.block_on(future)` at `wait`: the future is polled in place, in the caller's
+    /// state (so its own waits are the caller's), and its work may also run on the runtime's
+    /// threads, which the caller waits for: the calls that make it are made on those too.
+    fn future_wait(&mut self, wait: SynSpan, label: &str, future: &Expr) {
+        let thread = self.thread_waited_at(wait, label);
+        let first = self.current().map_or(0, |f| f.calls.len());
+        match future {
+            Expr::Async(block) => self.async_block_call(block),
+            _ => self.visit_expr(future),
+        }
+        if let Some(f) = self.current() {
+            f.repeat_calls_on_thread(first, &thread);
+        }
+    }
+
+    /// An async block handed to a runtime, called where it is written.
+    fn async_block_call(&mut self, block: &syn::ExprAsync) {
+        let id = self.async_block_function(block);
+        self.push_call(block.async_token.span, CallTarget::Direct(id), 0, None);
     }
 
     /// The thread a spawn call at `at` starts: named by the field or the `let` that keeps its
@@ -1930,10 +2000,7 @@ impl Walker<'_> {
                 .and_then(|f| f.parallel.replace((u32::MAX, thread.to_string())));
             match (arg, self.callable_argument(arg)) {
                 (Expr::Closure(c), _) => self.argument_closure(c, None),
-                (Expr::Async(block), _) => {
-                    let id = self.async_block_function(block);
-                    self.push_call(block.async_token.span, CallTarget::Direct(id), 0, None);
-                }
+                (Expr::Async(block), _) => self.async_block_call(block),
                 (_, Some(target)) => self.push_call(arg.span(), target, 0, None),
                 _ => self.visit_expr(arg),
             }
@@ -1953,6 +2020,11 @@ fn unconsumed(library_runs: bool) -> Unconsumed {
     } else {
         Unconsumed::Stored
     }
+}
+
+/// The only argument of a call that has one.
+fn single(args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>) -> Option<&Expr> {
+    (args.len() == 1).then(|| &args[0])
 }
 
 /// Generic parameters bounded by `Fn`, `FnMut` or `FnOnce`, in the generics or the where clause.
@@ -2389,6 +2461,12 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             self.scoped_threads(func.span(), &written, call.args.iter());
             return;
         }
+        if rust.future_wait_calls.contains(&written)
+            && let Some(future) = single(&call.args)
+        {
+            self.future_wait(func.span(), &last, future);
+            return;
+        }
         // `Arc::new(|x| ...)`, `Box::new(...)`: a closure stored to be called later, by code we
         // cannot follow; it does not run here.
         if segments.len() >= 2
@@ -2487,9 +2565,15 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             self.spawn_closures(&thread, call.args.iter());
             return;
         }
-        let scoped = rust.scoped_methods.contains(&method)
-            && call.args.iter().any(|a| matches!(a, Expr::Closure(_)));
-        if scoped || (rust.future_wait_methods.contains(&method) && call.args.len() == 1) {
+        if rust.future_wait_methods.contains(&method)
+            && let Some(future) = single(&call.args)
+        {
+            self.future_wait(call.method.span(), &method, future);
+            return;
+        }
+        if rust.scoped_methods.contains(&method)
+            && call.args.iter().any(|a| matches!(a, Expr::Closure(_)))
+        {
             self.scoped_threads(call.method.span(), &method, call.args.iter());
             return;
         }

@@ -123,6 +123,8 @@ struct Threads {
     #[serde(default)]
     future_wait_methods: Vec<String>,
     #[serde(default)]
+    future_wait_calls: Vec<String>,
+    #[serde(default)]
     spawn_methods: Vec<String>,
     #[serde(default)]
     parallel_methods: Vec<String>,
@@ -189,6 +191,8 @@ pub struct RustKnowledge {
     /// Methods that wait for the future they are given, whose work runs on a runtime's threads
     /// (`runtime.block_on(fut)`).
     pub future_wait_methods: HashSet<String>,
+    /// Functions that do so (`futures::executor::block_on(fut)`), by their path as written.
+    pub future_wait_calls: HashSet<String>,
     /// Methods that run their callable or future argument on a runtime's thread
     /// (`joinset.spawn(fut)`).
     pub spawn_methods: HashSet<String>,
@@ -204,7 +208,7 @@ pub struct RustKnowledge {
 
 impl RustKnowledge {
     pub(super) fn add(&mut self, file: RustFile) {
-        let pairs: [(&mut HashSet<String>, Vec<String>); 40] = [
+        let pairs: [(&mut HashSet<String>, Vec<String>); 41] = [
             (&mut self.release_closures, file.gil.release_closures),
             (&mut self.acquire_closures, file.gil.acquire_closures),
             (&mut self.acquire_calls, file.gil.acquire_calls),
@@ -261,6 +265,7 @@ impl RustKnowledge {
                 &mut self.future_wait_methods,
                 file.threads.future_wait_methods,
             ),
+            (&mut self.future_wait_calls, file.threads.future_wait_calls),
             (&mut self.spawn_methods, file.threads.spawn_methods),
             (&mut self.parallel_methods, file.threads.parallel_methods),
             (&mut self.condvar_types, file.threads.condvar_types),
