@@ -829,24 +829,6 @@ impl Function {
         self.calls.push(site);
     }
 
-    /// Makes the calls from number `first` on a second time, on the thread `thread` (see
-    /// [`CallNote::Spawns`]): work that runs in place and on other threads too. A call that runs a
-    /// lambda passed to another call is not repeated: it stays tied to that call.
-    pub fn repeat_calls_on_thread(&mut self, first: usize, thread: &str) {
-        for call in first..self.calls.len() {
-            if self.notes(call).any(|n| matches!(n, CallNote::PassedTo(..))) {
-                continue;
-            }
-            let notes: Vec<CallNote> = self
-                .notes(call)
-                .filter(|n| !matches!(n, CallNote::Spawns(_)))
-                .cloned()
-                .chain([CallNote::Spawns(thread.into())])
-                .collect();
-            self.push_call(self.calls[call].clone(), notes);
-        }
-    }
-
     fn notes(&self, call: usize) -> impl Iterator<Item = &CallNote> {
         let first = self
             .call_notes

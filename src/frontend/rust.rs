@@ -45,6 +45,9 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
         python_classes: FxHashSet::default(),
         declared_types: FxHashSet::default(),
         variant_types: FxHashMap::default(),
+        last_thread: None,
+        python_future: None,
+        awaited: None,
         guard_functions: FxHashMap::default(),
         returned_types: FxHashMap::default(),
         lock_functions: FxHashSet::default(),
@@ -544,6 +547,15 @@ struct Walker<'k> {
     /// The next closure is the one a thread-local's `with` runs: its parameter is that
     /// thread's value.
     thread_local_closure: bool,
+    /// The last thread or task started, with where its spawn call's name starts (see
+    /// [`Walker::task_of`]).
+    last_thread: Option<(u32, String)>,
+    /// The thread of the last Python coroutine made a future (see [`Walker::python_future`]),
+    /// for the `let` whose value it is, also through the closure that returns it
+    /// (`let f = Python::attach(|py| into_future(coroutine))?;`).
+    python_future: Option<String>,
+    /// Where the name of the call being awaited is (see [`Walker::argument_future`]).
+    awaited: Option<u32>,
     /// The free functions the file declares: their names passed as values are calls.
     free_functions: FxHashSet<String>,
     /// What a guard of each lock is used as (see [`CrateTypes::contents`]), by lock name.
@@ -1579,6 +1591,9 @@ impl Walker<'_> {
                 passed_to_call.map(|(call, unconsumed)| (call, index as u32, unconsumed));
             match arg {
                 Expr::Closure(c) => self.argument_closure(c, passed_to),
+                Expr::Async(block) if passed_to.is_some() => {
+                    self.argument_future(block, passed_to)
+                }
                 _ => match self.callable_argument(arg) {
                     Some(target) => self.push_call(arg.span(), target, 0, passed_to),
                     None => {
@@ -1590,6 +1605,26 @@ impl Walker<'_> {
         }
     }
 
+    /// An async block passed to a call: like a closure, it runs where its callee runs it (a
+    /// project function that awaits that parameter), and a library keeps it for later
+    /// (`future_into_py(py, async { .. })` runs it on the runtime's threads), unless the call
+    /// is awaited here (`timeout(d, async { .. }).await` polls it in place).
+    fn argument_future(
+        &mut self,
+        block: &syn::ExprAsync,
+        passed_to: Option<(usize, u32, Unconsumed)>,
+    ) {
+        let id = self.async_block_function(block);
+        let passed_to = passed_to.map(|(call, index, unconsumed)| {
+            let at = self.current().map(|f| f.calls[call].span.start);
+            match at.is_some() && at == self.awaited {
+                true => (call, index, Unconsumed::RunByLibrary),
+                false => (call, index, unconsumed),
+            }
+        });
+        self.push_call(block.async_token.span, CallTarget::Direct(id), 0, passed_to);
+    }
+
     /// The arguments of a call that keeps its callable arguments for later: a closure is walked
     /// as a function that nothing here calls, a function passed by name is not called.
     fn stored_arguments<'e>(&mut self, args: impl Iterator<Item = &'e Expr>) {
@@ -1597,6 +1632,9 @@ impl Walker<'_> {
             match arg {
                 Expr::Closure(c) => {
                     self.numbered_closure(c);
+                }
+                Expr::Async(block) => {
+                    self.async_block_function(block);
                 }
                 _ if self.callable_argument(arg).is_some() => {}
                 _ => self.visit_expr(arg),
@@ -1929,38 +1967,70 @@ impl Walker<'_> {
         label: &str,
         args: impl Iterator<Item = &'e Expr>,
     ) {
-        let thread = self.thread_waited_at(wait, label);
+        let thread = self.qualified(&format!("{label}@{}", wait.start().line));
+        self.wait_for_thread(span_of(wait), thread.clone());
         self.spawn_closures(&thread, args);
     }
 
-    /// The threads started by the call `label` at `wait`, which waits there for them.
-    fn thread_waited_at(&mut self, wait: SynSpan, label: &str) -> String {
-        let at = span_of(wait);
-        let thread = self.qualified(&format!("{label}@{}", wait.start().line));
-        self.push_region(LockRegion {
-            member: false,
-            span: at,
-            kind: LockKind::Thread,
-            lock: thread.clone(),
-            scope: at.start..at.start,
-            waits: true,
-        });
-        thread
-    }
-
     /// `runtime.block_on(future)` at `wait`: the future is polled in place, in the caller's
-    /// state (so its own waits are the caller's), and its work may also run on the runtime's
-    /// threads, which the caller waits for: the calls that make it are made on those too.
-    fn future_wait(&mut self, wait: SynSpan, label: &str, future: &Expr) {
-        let thread = self.thread_waited_at(wait, label);
-        let first = self.current().map_or(0, |f| f.calls.len());
+    /// state, so its own waits are the caller's; when it is a task's handle (`block_on(
+    /// handle.spawn(..))`, a local bound to one), the caller waits for that task.
+    fn future_wait(&mut self, wait: SynSpan, future: &Expr) {
         match future {
             Expr::Async(block) => self.async_block_call(block),
             _ => self.visit_expr(future),
         }
-        if let Some(f) = self.current() {
-            f.repeat_calls_on_thread(first, &thread);
+        if let Some(task) = self.task_of(future) {
+            self.wait_for_thread(span_of(wait), task);
         }
+    }
+
+    /// The task or thread whose handle `expr` is: a local or field bound to one, or the spawn
+    /// call `expr` itself, just walked.
+    fn task_of(&self, expr: &Expr) -> Option<String> {
+        self.thread_of(expr).or_else(|| {
+            let at = call_name_start(expr)?;
+            self.last_thread
+                .as_ref()
+                .filter(|(started, _)| *started == at)
+                .map(|(_, thread)| thread.clone())
+        })
+    }
+
+    fn wait_for_thread(&mut self, at: Span, thread: String) {
+        self.push_region(LockRegion {
+            member: false,
+            span: at,
+            kind: LockKind::Thread,
+            lock: thread,
+            scope: at.start..at.start,
+            waits: true,
+        });
+    }
+
+    /// `pyo3_async_runtimes::tokio::into_future(coroutine)` at `at`: Python's event loop runs
+    /// the coroutine attached, on its own thread, and the future it returns waits for it. That
+    /// thread is a function of its own, which takes the GIL.
+    fn python_future(&mut self, at: SynSpan, written: &str) {
+        let thread = self.spawned_thread(written, at);
+        let line = at.start().line;
+        let id = self.new_function(
+            "{event loop}".to_string(),
+            self.qualified(&format!("{{event loop@{line}}}")),
+            FunctionKind::Lambda,
+            at,
+            (0, Some(0)),
+        );
+        let span = span_of(at);
+        self.model.functions[id].gil_switches.push(GilSwitch {
+            span,
+            to: GilState::Held,
+            scope: span.start..span.end,
+            what: format!("the event loop that `{written}` hands the coroutine to"),
+        });
+        let note = CallNote::Spawns(thread.clone().into_boxed_str());
+        self.push_noted_call(at, CallTarget::Direct(id), 0, None, Some(note));
+        self.python_future = Some(thread);
     }
 
     /// An async block handed to a runtime, called where it is written.
@@ -1987,6 +2057,7 @@ impl Walker<'_> {
         {
             frame.locals.insert(name, Local::Thread(thread.clone()));
         }
+        self.last_thread = Some((span_of(at).start, thread.clone()));
         thread
     }
 
@@ -2019,6 +2090,16 @@ fn unconsumed(library_runs: bool) -> Unconsumed {
         Unconsumed::RunByLibrary
     } else {
         Unconsumed::Stored
+    }
+}
+
+/// Where the name of the call `expr` is (`f` of `f(..)`, `m` of `x.m(..)`), through `?`.
+fn call_name_start(expr: &Expr) -> Option<u32> {
+    match unwrapped(expr) {
+        Expr::MethodCall(m) => Some(span_of(m.method.span()).start),
+        Expr::Call(c) => Some(span_of(c.func.span()).start),
+        Expr::Try(t) => call_name_start(&t.expr),
+        _ => None,
     }
 }
 
@@ -2221,10 +2302,15 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                     }
                     frame.binding_thread = Some(name.clone());
                 }
+                let outer = self.python_future.take();
                 self.visit_expr(expr);
+                let future = std::mem::replace(&mut self.python_future, outer);
                 if let Some(frame) = self.frames.last_mut() {
                     frame.binding_guard = None;
                     frame.binding_thread = None;
+                    if let Some(thread) = future {
+                        frame.locals.insert(name.clone(), Local::Thread(thread));
+                    }
                 }
             }
             (expr, None) => self.visit_expr(expr),
@@ -2339,7 +2425,24 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 return;
             }
         }
+        // A future parameter awaited runs here, as a callable parameter called does.
+        if let Expr::Path(p) = unwrapped(&expr.base)
+            && let Some(Local::Param(index)) = self
+                .frames
+                .last()
+                .and_then(|f| f.locals.get(&path_string(&p.path)))
+        {
+            let index = *index;
+            self.push_call(p.span(), CallTarget::Param(index), 0, None);
+            return;
+        }
+        let outer = std::mem::replace(&mut self.awaited, call_name_start(&expr.base));
         self.visit_expr(&expr.base);
+        self.awaited = outer;
+        // Awaiting a task's handle (or a Python coroutine's future) waits for it.
+        if let Some(task) = self.task_of(&expr.base) {
+            self.wait_for_thread(span_of(expr.await_token.span), task);
+        }
     }
 
     fn visit_expr_closure(&mut self, closure: &'ast syn::ExprClosure) {
@@ -2464,7 +2567,17 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         if rust.future_wait_calls.contains(&written)
             && let Some(future) = single(&call.args)
         {
-            self.future_wait(func.span(), &last, future);
+            self.future_wait(func.span(), future);
+            return;
+        }
+        if rust.python_future_calls.contains(&written)
+            || (segments.len() > 1
+                && rust
+                    .python_future_calls
+                    .contains(&segments[segments.len() - 2..].join("::")))
+        {
+            self.python_future(func.span(), &written);
+            self.visit_arguments(call.args.iter(), None);
             return;
         }
         // `Arc::new(|x| ...)`, `Box::new(...)`: a closure stored to be called later, by code we
@@ -2568,7 +2681,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         if rust.future_wait_methods.contains(&method)
             && let Some(future) = single(&call.args)
         {
-            self.future_wait(call.method.span(), &method, future);
+            self.future_wait(call.method.span(), future);
             return;
         }
         if rust.scoped_methods.contains(&method)

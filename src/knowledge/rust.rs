@@ -125,6 +125,8 @@ struct Threads {
     #[serde(default)]
     future_wait_calls: Vec<String>,
     #[serde(default)]
+    python_future_calls: Vec<String>,
+    #[serde(default)]
     spawn_methods: Vec<String>,
     #[serde(default)]
     parallel_methods: Vec<String>,
@@ -193,6 +195,9 @@ pub struct RustKnowledge {
     pub future_wait_methods: HashSet<String>,
     /// Functions that do so (`futures::executor::block_on(fut)`), by their path as written.
     pub future_wait_calls: HashSet<String>,
+    /// Calls that hand a Python coroutine to the event loop and return a future that waits for
+    /// it (`pyo3_async_runtimes::tokio::into_future`), by their path's last two segments.
+    pub python_future_calls: HashSet<String>,
     /// Methods that run their callable or future argument on a runtime's thread
     /// (`joinset.spawn(fut)`).
     pub spawn_methods: HashSet<String>,
@@ -208,7 +213,7 @@ pub struct RustKnowledge {
 
 impl RustKnowledge {
     pub(super) fn add(&mut self, file: RustFile) {
-        let pairs: [(&mut HashSet<String>, Vec<String>); 41] = [
+        let pairs: [(&mut HashSet<String>, Vec<String>); 42] = [
             (&mut self.release_closures, file.gil.release_closures),
             (&mut self.acquire_closures, file.gil.acquire_closures),
             (&mut self.acquire_calls, file.gil.acquire_calls),
@@ -266,6 +271,7 @@ impl RustKnowledge {
                 file.threads.future_wait_methods,
             ),
             (&mut self.future_wait_calls, file.threads.future_wait_calls),
+            (&mut self.python_future_calls, file.threads.python_future_calls),
             (&mut self.spawn_methods, file.threads.spawn_methods),
             (&mut self.parallel_methods, file.threads.parallel_methods),
             (&mut self.condvar_types, file.threads.condvar_types),
