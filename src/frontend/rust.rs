@@ -1978,11 +1978,29 @@ impl Walker<'_> {
     fn future_wait(&mut self, wait: SynSpan, future: &Expr) {
         match future {
             Expr::Async(block) => self.async_block_call(block),
+            _ if self.awaited_parameter(future) => {}
             _ => self.visit_expr(future),
         }
         if let Some(task) = self.task_of(future) {
             self.wait_for_thread(span_of(wait), task);
         }
+    }
+
+    /// A future parameter awaited (or blocked on) runs there, as a callable parameter called
+    /// does: whether `future` is one, now called.
+    fn awaited_parameter(&mut self, future: &Expr) -> bool {
+        let Expr::Path(p) = unwrapped(future) else {
+            return false;
+        };
+        let Some(&Local::Param(index)) = self
+            .frames
+            .last()
+            .and_then(|f| f.locals.get(&path_string(&p.path)))
+        else {
+            return false;
+        };
+        self.push_call(p.span(), CallTarget::Param(index), 0, None);
+        true
     }
 
     /// The task or thread whose handle `expr` is: a local or field bound to one, or the spawn
@@ -2425,15 +2443,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 return;
             }
         }
-        // A future parameter awaited runs here, as a callable parameter called does.
-        if let Expr::Path(p) = unwrapped(&expr.base)
-            && let Some(Local::Param(index)) = self
-                .frames
-                .last()
-                .and_then(|f| f.locals.get(&path_string(&p.path)))
-        {
-            let index = *index;
-            self.push_call(p.span(), CallTarget::Param(index), 0, None);
+        if self.awaited_parameter(&expr.base) {
             return;
         }
         let outer = std::mem::replace(&mut self.awaited, call_name_start(&expr.base));
