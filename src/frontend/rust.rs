@@ -1447,14 +1447,22 @@ impl Walker<'_> {
         let (Some(Pat::Ident(inner)), 1) = (t.elems.first(), t.elems.len()) else {
             return false;
         };
-        let segments: Vec<String> = t.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let segments: Vec<String> = t
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
         let enum_name = match segments.as_slice() {
             [.., owner, _] if owner == "Self" => self.self_type.clone(),
             [.., owner, _] => Some(owner.clone()),
             _ => self.type_of(value),
         };
         let Some(ty) = enum_name
-            .and_then(|e| self.variant_types.get(&format!("{e}::{}", segments.last()?)))
+            .and_then(|e| {
+                self.variant_types
+                    .get(&format!("{e}::{}", segments.last()?))
+            })
             .cloned()
         else {
             return false;
@@ -1591,9 +1599,7 @@ impl Walker<'_> {
                 passed_to_call.map(|(call, unconsumed)| (call, index as u32, unconsumed));
             match arg {
                 Expr::Closure(c) => self.argument_closure(c, passed_to),
-                Expr::Async(block) if passed_to.is_some() => {
-                    self.argument_future(block, passed_to)
-                }
+                Expr::Async(block) if passed_to.is_some() => self.argument_future(block, passed_to),
                 _ => match self.callable_argument(arg) {
                     Some(target) => self.push_call(arg.span(), target, 0, passed_to),
                     None => {

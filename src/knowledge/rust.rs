@@ -271,7 +271,10 @@ impl RustKnowledge {
                 file.threads.future_wait_methods,
             ),
             (&mut self.future_wait_calls, file.threads.future_wait_calls),
-            (&mut self.python_future_calls, file.threads.python_future_calls),
+            (
+                &mut self.python_future_calls,
+                file.threads.python_future_calls,
+            ),
             (&mut self.spawn_methods, file.threads.spawn_methods),
             (&mut self.parallel_methods, file.threads.parallel_methods),
             (&mut self.condvar_types, file.threads.condvar_types),
