@@ -549,7 +549,13 @@ pub fn trace_to(program: &Program, reach: &Reach, index: usize, offset: u32) -> 
             CallTarget::Direct(id) => match program.functions[*id].kind {
                 FunctionKind::Lambda => match program.file(site.span.file).language {
                     Language::Cpp => "the lambda".to_string(),
-                    Language::Rust => "the closure".to_string(),
+                    // The front-end's names of its Rust lambdas: closures, async blocks, and
+                    // the event loop that runs a Python coroutine.
+                    Language::Rust => match program.functions[*id].name.as_str() {
+                        "{async}" => "the async block".to_string(),
+                        "{event loop}" => "the event loop".to_string(),
+                        _ => "the closure".to_string(),
+                    },
                 },
                 _ => format!("`{}`", program.functions[*id].qualname),
             },
