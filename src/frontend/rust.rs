@@ -1172,20 +1172,14 @@ impl Walker<'_> {
         id
     }
 
-    /// An async block handed to a runtime (`runtime.block_on(async { .. })`): a function of its
-    /// own, like a closure, since its body runs where the runtime polls it. Numbered apart from
-    /// the closures, so that their names do not depend on it.
+    /// An async block passed to a call: a function of its own, like a closure, since its body
+    /// runs where it is polled. Numbered apart from the closures, so that their names do not
+    /// depend on it.
     fn async_block_function(&mut self, block: &syn::ExprAsync) -> FnId {
-        let number = self.frames.last_mut().map_or(0, |f| {
-            f.async_blocks += 1;
-            f.async_blocks
-        });
-        let owner = self.frames.last().map_or(self.module.join("::"), |f| {
-            self.model.functions[f.id].qualname.clone()
-        });
+        let qualname = self.numbered_name("async", |f| &mut f.async_blocks);
         let id = self.nested_function(
             "{async}",
-            &format!("{owner}::{{async#{number}}}"),
+            &qualname,
             block.async_token.span,
             0,
             block.block.span(),
@@ -1579,14 +1573,22 @@ impl Walker<'_> {
     /// function it is written in (whether or not it runs there, so that the names of those after
     /// it do not depend on it).
     fn numbered_closure(&mut self, closure: &syn::ExprClosure) -> FnId {
+        let qualname = self.numbered_name("closure", |f| &mut f.closures);
+        self.closure_function(closure, &qualname)
+    }
+
+    /// `owner::{kind#N}`: the next name of a lambda of this kind in the function being walked,
+    /// numbered by `counter` of its frame.
+    fn numbered_name(&mut self, kind: &str, counter: fn(&mut Frame) -> &mut usize) -> String {
         let number = self.frames.last_mut().map_or(0, |f| {
-            f.closures += 1;
-            f.closures
+            let count = counter(f);
+            *count += 1;
+            *count
         });
         let owner = self.frames.last().map_or(self.module.join("::"), |f| {
             self.model.functions[f.id].qualname.clone()
         });
-        self.closure_function(closure, &format!("{owner}::{{closure#{number}}}"))
+        format!("{owner}::{{{kind}#{number}}}")
     }
 
     fn visit_arguments<'e>(
