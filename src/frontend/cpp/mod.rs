@@ -3572,6 +3572,16 @@ impl<'a> Walker<'a> {
                 self.text(receiver.child_by_field_name("field")?)
             }
             "pointer_expression" => return self.type_of(receiver.child_by_field_name("argument")?),
+            "parenthesized_expression" => return self.type_of(receiver.named_child(0)?),
+            // `(uv - offset).cast<int>()`: arithmetic keeps its left operand's type, as for
+            // vectors, matrices and Python objects alike.
+            "binary_expression"
+                if receiver
+                    .child_by_field_name("operator")
+                    .is_some_and(|o| matches!(self.text(o), "+" | "-" | "*" | "/")) =>
+            {
+                return self.type_of(receiver.child_by_field_name("left")?);
+            }
             // `v[i]` of a sequence container: its element type.
             "subscript_expression" => {
                 let container = self.type_of(receiver.child_by_field_name("argument")?)?;
