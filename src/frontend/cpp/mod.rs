@@ -1093,6 +1093,22 @@ impl<'a> Walker<'a> {
                         self.visit(left);
                         self.keep_value(right);
                     }
+                    // `callback = [cb] { .. };` binds the lambda to a local, as its declaration
+                    // would: calling the name runs it, assigning does not.
+                    (Some(left), Some(right))
+                        if left.kind() == "identifier"
+                            && right.kind() == "lambda_expression"
+                            && self
+                                .frames
+                                .last()
+                                .is_some_and(|f| f.declares(self.text(left))) =>
+                    {
+                        let name = self.text(left).to_string();
+                        let id = self.visit_lambda(right);
+                        if let Some(frame) = self.frame() {
+                            frame.locals.insert(name, Local::Lambda(id));
+                        }
+                    }
                     _ => self.visit_children(node),
                 }
             }
@@ -1848,6 +1864,51 @@ impl<'a> Walker<'a> {
             receiver: Receiver::None,
         };
         self.add_call_with_args(ty, target, arguments);
+        // A lambda bound to a local and handed to a constructor (`new (t) Subscriber(name, cb)`)
+        // is kept by the object made: it lives, with what it captures, as long as that object.
+        let Some(arguments) = arguments else { return };
+        let mut cursor = arguments.walk();
+        let kept: Vec<(Node, FnId)> = arguments
+            .named_children(&mut cursor)
+            .filter_map(|a| Some((a, self.local_lambda(a)?)))
+            .collect();
+        for (argument, id) in kept {
+            self.mark_kept(argument, id);
+        }
+    }
+
+    /// Lambda `id`, written or named at `at`, is kept for later, not run here.
+    fn mark_kept(&mut self, at: Node, id: FnId) {
+        let site = CallSite {
+            span: span(at),
+            target: CallTarget::Direct(id),
+            args: 0,
+        };
+        if let Some(function) = self.function() {
+            function.push_call(site, [CallNote::Kept]);
+        }
+    }
+
+    /// The lambda that `value` names: a local bound to one, or `std::move` of it.
+    fn local_lambda(&self, value: Node) -> Option<FnId> {
+        let value = match value.kind() {
+            "call_expression"
+                if matches!(
+                    self.text(value.child_by_field_name("function")?),
+                    "std::move" | "move"
+                ) =>
+            {
+                value.child_by_field_name("arguments")?.named_child(0)?
+            }
+            _ => value,
+        };
+        if value.kind() != "identifier" {
+            return None;
+        }
+        match self.frames.last()?.locals.get(self.text(value))? {
+            Local::Lambda(id) => Some(*id),
+            _ => None,
+        }
     }
 
     fn add_py_use(&mut self, node: Node, what: String, runs_code: bool) {
@@ -2308,6 +2369,9 @@ impl<'a> Walker<'a> {
             if let Some(param) = self.param_value(value) {
                 self.keep_param(param, None);
             }
+            if let Some(id) = self.local_lambda(value) {
+                self.mark_kept(value, id);
+            }
             return self.visit(value);
         }
         for param in self.captured_params(value) {
@@ -2315,14 +2379,7 @@ impl<'a> Walker<'a> {
         }
         let id = self.visit_lambda(value);
         let introducer = value.child_by_field_name("captures").unwrap_or(value);
-        let site = CallSite {
-            span: span(introducer),
-            target: CallTarget::Direct(id),
-            args: 0,
-        };
-        if let Some(function) = self.function() {
-            function.push_call(site, [CallNote::Kept]);
-        }
+        self.mark_kept(introducer, id);
     }
 
     /// The parameters of the function being walked that `lambda` captures by name (`[f]`,
