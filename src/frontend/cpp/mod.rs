@@ -3766,6 +3766,7 @@ impl<'a> Walker<'a> {
                 } else if self.names(&self.k.acquire_guards, &ty_path) {
                     self.add_gil_switch(node, GilState::Held, format!("`{shown}`"));
                 } else if self.names(&self.k.python_types, &ty_path)
+                    && !declares_pointer_or_reference(declarator)
                     && value
                         .is_none_or(|v| matches!(v.kind(), "argument_list" | "initializer_list"))
                 {
@@ -3831,6 +3832,16 @@ impl<'a> Walker<'a> {
             }
         }
     }
+}
+
+/// Whether a declarator declares a pointer or a reference (`py::object *p`, also in a condition:
+/// `if (py::object *p = get_if<py::object>(&v))`): no object of the type is made.
+fn declares_pointer_or_reference(declarator: Node) -> bool {
+    let declared = match declarator.kind() {
+        "init_declarator" => declarator.child_by_field_name("declarator"),
+        _ => Some(declarator),
+    };
+    declared.is_some_and(|d| matches!(d.kind(), "pointer_declarator" | "reference_declarator"))
 }
 
 /// Whether identifier `node` is the object of a field read or write (`x->f`, `x.f = v`), not of
