@@ -992,6 +992,15 @@ impl<'a> Walker<'a> {
                 self.visit_children(node);
                 self.extern_c = outer;
             }
+            // A lambda in a braced initialiser (`std::map<K, std::function<..>> m = {{k, [](..)
+            // {..}}}`) is stored in what is built, not run.
+            "lambda_expression"
+                if node.parent().is_some_and(|p| {
+                    matches!(p.kind(), "initializer_list" | "initializer_pair")
+                }) =>
+            {
+                self.keep_value(node);
+            }
             "lambda_expression" => {
                 let id = self.visit_lambda(node);
                 let introducer = node.child_by_field_name("captures").unwrap_or(node);
