@@ -480,7 +480,7 @@ struct Frame {
     /// holding this thread lock.
     parallel: Option<(u32, String)>,
     closures: usize,
-    /// The async blocks handed to a runtime so far (see [`Walker::async_block_function`]).
+    /// The async blocks passed to calls so far (see [`Walker::async_block_function`]).
     async_blocks: usize,
     body_start: u32,
     /// Locals holding an object this function built in place and has given to no one: calling
