@@ -674,6 +674,14 @@ impl Knowledge {
             .collect()
     }
 
+    /// Whether the bare `name` is in `set` under one of the frameworks' namespaces
+    /// (`gil_scoped_acquire` as `pybind11::gil_scoped_acquire`).
+    pub fn in_framework_namespace(&self, set: &NameSet, name: &str) -> bool {
+        self.namespaces
+            .iter()
+            .any(|ns| set.contains(&format!("{ns}::{name}")))
+    }
+
     /// Whether `name` is a framework namespace such as `py`.
     pub fn is_framework_namespace(&self, name: &str) -> bool {
         self.namespaces.iter().any(|n| n == name)
