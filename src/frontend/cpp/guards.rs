@@ -26,8 +26,9 @@ pub enum GuardFact {
     Destructor(Vec<Step>),
     /// A member function, by name, that calls the GIL API itself.
     Method(String, Vec<Step>),
-    /// A base or member of a guard type (as written), holding this state while it lives.
-    Member(GilState, String),
+    /// A base or member of a guard type (as written), holding this state while it lives; with
+    /// the member's name (none for a base).
+    Member(GilState, String, Option<String>),
 }
 
 /// What a body does with the GIL, in order: a GIL call, a call of a member function of its own
@@ -38,7 +39,8 @@ pub enum GuardFact {
 pub enum Step {
     Switch(Switch),
     Call(String),
-    MemberCall(String),
+    /// `field.method`.
+    MemberCall(String, String),
 }
 
 /// How deep calls between a class's member functions are followed: bounds hostile recursion.
@@ -89,8 +91,8 @@ fn infer_guards(facts: impl IntoIterator<Item = (String, GuardFact)>) -> Inferre
         destructor: Option<Vec<Step>>,
         methods: FxHashMap<String, Vec<Step>>,
         member: Option<GilState>,
-        /// The guard types of its bases and members, as written.
-        member_types: Vec<String>,
+        /// Its guard members: their names and types, as written.
+        guard_members: Vec<(String, String)>,
     }
     let mut classes: FxHashMap<String, Seen> = FxHashMap::default();
     for (class, fact) in facts {
@@ -103,9 +105,9 @@ fn infer_guards(facts: impl IntoIterator<Item = (String, GuardFact)>) -> Inferre
             GuardFact::Method(name, steps) => {
                 seen.methods.entry(name).or_insert(steps);
             }
-            GuardFact::Member(state, of) => {
+            GuardFact::Member(state, of, field) => {
                 seen.member = seen.member.or(Some(state));
-                seen.member_types.push(of);
+                seen.guard_members.extend(field.map(|field| (field, of)));
             }
         }
     }
@@ -119,7 +121,7 @@ fn infer_guards(facts: impl IntoIterator<Item = (String, GuardFact)>) -> Inferre
                 .iter()
                 .filter_map(|(name, steps)| {
                     let mut out = Vec::new();
-                    flatten(steps, &seen.methods, &|_| None, 0, &mut out);
+                    flatten(steps, &seen.methods, &|_, _| None, 0, &mut out);
                     Some((name.as_str(), out.last()?.0))
                 })
                 .collect();
@@ -138,15 +140,15 @@ fn infer_guards(facts: impl IntoIterator<Item = (String, GuardFact)>) -> Inferre
         switching_methods: Vec::new(),
     };
     for (class, seen) in &classes {
-        // `_lock.Acquire()`: the switch of `Acquire` in a guard type the class holds.
-        let on_member = |method: &str| {
+        // `_lock.Acquire()`: the switch of `Acquire` in the guard type of the member `_lock`.
+        let on_member = |field: &str, method: &str| {
+            let (_, of) = seen.guard_members.iter().find(|(name, _)| name == field)?;
+            let of = of.trim_start_matches("::");
             own_switching.iter().find_map(|(other, switching)| {
-                let held = seen.member_types.iter().any(|of| {
-                    other
-                        .strip_suffix(of.trim_start_matches("::"))
-                        .is_some_and(|outer| outer.is_empty() || outer.ends_with("::"))
-                });
-                held.then(|| switching.get(method).copied()).flatten()
+                let spelled = other
+                    .strip_suffix(of)
+                    .is_some_and(|outer| outer.is_empty() || outer.ends_with("::"));
+                spelled.then(|| switching.get(method).copied()).flatten()
             })
         };
         let switches = |steps: &Vec<Step>| {
@@ -253,7 +255,7 @@ pub fn learn_guards(
 fn flatten(
     steps: &[Step],
     methods: &FxHashMap<String, Vec<Step>>,
-    on_member: &dyn Fn(&str) -> Option<Switch>,
+    on_member: &dyn Fn(&str, &str) -> Option<Switch>,
     depth: usize,
     out: &mut Vec<(Switch, bool)>,
 ) {
@@ -266,7 +268,9 @@ fn flatten(
                 }
             }
             Step::Call(_) => {}
-            Step::MemberCall(name) => out.extend(on_member(name).map(|s| (s, true))),
+            Step::MemberCall(field, method) => {
+                out.extend(on_member(field, method).map(|s| (s, true)));
+            }
         }
     }
 }
@@ -420,7 +424,8 @@ impl<'a> Scanner<'a> {
                     if let Some(name) = name.as_deref().filter(|_| class) {
                         for (state, base) in guard_bases.drain(..) {
                             let class = Self::qualified(&opens, name);
-                            self.facts.push((class, GuardFact::Member(state, base)));
+                            self.facts
+                                .push((class, GuardFact::Member(state, base, None)));
                         }
                     }
                     opens.push(Open { name, class, block });
@@ -604,8 +609,10 @@ impl<'a> Scanner<'a> {
                     found.push(Step::Switch(switch));
                 } else if after == i + 1 && self.own_call(i) {
                     found.push(Step::Call(path));
-                } else if after == i + 1 && self.field_call(i) {
-                    found.push(Step::MemberCall(path));
+                } else if after == i + 1
+                    && let Some(field) = self.field_call(i)
+                {
+                    found.push(Step::MemberCall(field.to_string(), path));
                 }
             }
             i = after;
@@ -622,19 +629,18 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Whether the name at `i` is called on a plain name: `f` in `_lock.f(`, not in `a.b.f(`,
+    /// The plain name the name at `i` is called on: `_lock` in `_lock.f(`; none in `a.b.f(`,
     /// `this->f(` or `g().f(`.
-    fn field_call(&self, i: usize) -> bool {
-        matches!(
+    fn field_call(&self, i: usize) -> Option<&'a str> {
+        let on_object = matches!(
             i.checked_sub(1).map(|p| self.tokens[p]),
             Some(Token::Punct(b'.') | Token::Arrow)
-        ) && self
-            .ident(i.wrapping_sub(2))
-            .is_some_and(|w| w != "this")
-            && !matches!(
-                i.checked_sub(3).map(|p| self.tokens[p]),
-                Some(Token::Punct(b'.') | Token::Arrow | Token::Scope)
-            )
+        ) && !matches!(
+            i.checked_sub(3).map(|p| self.tokens[p]),
+            Some(Token::Punct(b'.') | Token::Arrow | Token::Scope)
+        );
+        self.ident(i.wrapping_sub(2))
+            .filter(|w| on_object && *w != "this")
     }
 
     fn switch_called(&self, path: &str) -> Option<Switch> {
@@ -667,14 +673,15 @@ impl<'a> Scanner<'a> {
         let Some((path, after)) = self.path(i) else {
             return;
         };
-        if self.ident(after).is_none() {
+        let Some(field) = self.ident(after) else {
             return;
-        }
+        };
         let Some(state) = self.guard(&path) else {
             return;
         };
         let class = Self::qualified(&opens[..opens.len() - 1], class);
-        self.facts.push((class, GuardFact::Member(state, path)));
+        let member = GuardFact::Member(state, path, Some(field.to_string()));
+        self.facts.push((class, member));
     }
 
     /// The state a guard type holds while it lives, if `path` names one.
@@ -809,6 +816,35 @@ mod tests {
                 ("a::NativeLock::save", released),
             ]
         );
+    }
+
+    #[test]
+    fn a_destructor_that_ends_a_methods_release_before_giving_the_gil_back_makes_a_guard() {
+        let text = "struct Lock { Lock() { Acquire(); }\n\
+                    ~Lock() { if (allowing) EndAllow(); if (held) Release(); }\n\
+                    void Acquire() { s = PyGILState_Ensure(); }\n\
+                    void Release() { PyGILState_Release(s); }\n\
+                    void EndAllow() { PyEval_RestoreThread(t); } };";
+        assert_eq!(guards(&[text]), [("Lock".to_string(), GilState::Held)]);
+    }
+
+    #[test]
+    fn a_constructor_switching_its_guard_member_makes_a_guard_of_the_state_it_leaves() {
+        let lock = "class Lock { public: Lock(); Lock(int); ~Lock();\n\
+                    void Acquire() { s = PyGILState_Ensure(); }\n\
+                    void Release() { PyGILState_Release(s); }\n\
+                    void BeginAllow() { t = PyEval_SaveThread(); }\n\
+                    void EndAllow() { PyEval_RestoreThread(t); } };\n\
+                    Lock::Lock() { Acquire(); }\n\
+                    Lock::~Lock() { EndAllow(); Release(); }";
+        let unlocked = "struct Unlocked { Unlocked(); Lock lock_; };\n\
+                        Unlocked::Unlocked() : lock_(0) { lock_.Acquire(); lock_.BeginAllow(); }";
+        // A call on another object's member function of that name is not the member's.
+        let other = "struct Other { Other() { lock_.Acquire(); helper.BeginAllow(); }\n\
+                     Lock lock_; };";
+        let (acquire, release) = learnt(&[lock, unlocked, other]);
+        assert_eq!(acquire, ["Lock", "Other"]);
+        assert_eq!(release, ["Unlocked"]);
     }
 
     /// What [`learn_guards`] adds to the knowledge from these files.
