@@ -165,18 +165,20 @@ fn infer_guards(facts: impl IntoIterator<Item = (String, GuardFact)>) -> Inferre
         // A constructor that gives back what it took leaves the state as it found it.
         let constructor = constructed.last().filter(|(s, _)| !s.gives_back);
         let destructor = seen.destructor.as_ref().map(switches).unwrap_or_default();
-        // The destructor switches back first, or last after undoing a switch of the guard's own
-        // member functions (`EndAllowThreads(); Release();`).
+        // The destructor starts by switching back, once it has undone, through the guard's own
+        // member functions, a switch that those made while it lived (`if (allowing)
+        // EndAllowThreads(); Release();`). A switch written in its body to the constructor's
+        // state is its own work (`PyGILState_Ensure()` to drop a reference).
         let by_constructor = constructor.map(|(s, _)| s.to).filter(|state| {
-            [destructor.first(), destructor.last()]
-                .into_iter()
-                .flatten()
-                .any(|(end, _)| end.to != *state)
+            destructor
+                .iter()
+                .find(|(s, origin)| s.to != *state || *origin != Origin::Method)
+                .is_some_and(|(end, _)| end.to != *state)
         });
         // A constructor that switches its guard member leaves the state of that switch; the
         // member's destructor undoes it.
         let state = match (seen.member, constructor) {
-            (Some(_), Some((switch, true))) => Some(switch.to),
+            (Some(_), Some((switch, Origin::Member))) => Some(switch.to),
             (Some(member), _) => Some(member),
             (None, _) => by_constructor,
         };
@@ -250,18 +252,30 @@ pub fn learn_guards(
     }
 }
 
-/// The GIL calls of `steps` in order, with the member functions they call expanded, each marked
-/// when it is a call on a member (`on_member` gives what such a call does).
+/// Where a switch of a constructor or destructor is written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    /// In its own body.
+    Body,
+    /// In a member function of its class that it calls (`Acquire();`).
+    Method,
+    /// In a member function of a guard member that it calls (`_lock.Acquire();`).
+    Member,
+}
+
+/// The GIL calls of `steps` in order, with the member functions they call expanded, each with
+/// where it is written (`on_member` gives what a call on a member does).
 fn flatten(
     steps: &[Step],
     methods: &FxHashMap<String, Vec<Step>>,
     on_member: &dyn Fn(&str, &str) -> Option<Switch>,
     depth: usize,
-    out: &mut Vec<(Switch, bool)>,
+    out: &mut Vec<(Switch, Origin)>,
 ) {
     for step in steps {
         match step {
-            Step::Switch(switch) => out.push((*switch, false)),
+            Step::Switch(switch) if depth == 0 => out.push((*switch, Origin::Body)),
+            Step::Switch(switch) => out.push((*switch, Origin::Method)),
             Step::Call(name) if depth < MAX_CALL_DEPTH => {
                 if let Some(called) = methods.get(name) {
                     flatten(called, methods, on_member, depth + 1, out);
@@ -269,7 +283,7 @@ fn flatten(
             }
             Step::Call(_) => {}
             Step::MemberCall(field, method) => {
-                out.extend(on_member(field, method).map(|s| (s, true)));
+                out.extend(on_member(field, method).map(|s| (s, Origin::Member)));
             }
         }
     }
@@ -826,6 +840,12 @@ mod tests {
                     void Release() { PyGILState_Release(s); }\n\
                     void EndAllow() { PyEval_RestoreThread(t); } };";
         assert_eq!(guards(&[text]), [("Lock".to_string(), GilState::Held)]);
+        // One that takes the GIL in its own body to drop a reference, and gives it back, does not
+        // undo its constructor's switch (which starts the interpreter, holding the GIL).
+        let callback = "struct Callback { Callback(PyObject *f) { set(f); Py_Initialize(); }\n\
+                        ~Callback() { PyGILState_STATE s = PyGILState_Ensure();\n\
+                        Py_DECREF(f_); PyGILState_Release(s); } PyObject *f_; };";
+        assert_eq!(guards(&[callback]), []);
     }
 
     #[test]
