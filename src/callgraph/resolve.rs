@@ -204,7 +204,11 @@ pub(crate) fn judge_call<L: Lookup>(
 /// of one qualified name, those in the caller's own file, when it has some: a `static` helper of
 /// the same name in each of two files is that file's own, and one program links no two external
 /// definitions of one name.
-fn visible_from_caller<L: Lookup>(lookup: &L, caller: Scope, mut callees: Vec<L::Id>) -> Vec<L::Id> {
+fn visible_from_caller<L: Lookup>(
+    lookup: &L,
+    caller: Scope,
+    mut callees: Vec<L::Id>,
+) -> Vec<L::Id> {
     callees.retain(|&id| {
         lookup.file(id) == caller.file
             || !lookup.in_translation_unit(id)
