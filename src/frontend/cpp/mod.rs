@@ -992,6 +992,15 @@ impl<'a> Walker<'a> {
                 self.visit_children(node);
                 self.extern_c = outer;
             }
+            // A lambda in a braced initialiser (`std::map<K, std::function<..>> m = {{k, [](..)
+            // {..}}}`) is stored in what is built, not run.
+            "lambda_expression"
+                if node.parent().is_some_and(|p| {
+                    matches!(p.kind(), "initializer_list" | "initializer_pair")
+                }) =>
+            {
+                self.keep_value(node);
+            }
             "lambda_expression" => {
                 let id = self.visit_lambda(node);
                 let introducer = node.child_by_field_name("captures").unwrap_or(node);
@@ -3376,6 +3385,12 @@ impl<'a> Walker<'a> {
         if frame.returns_reference || value.kind() != "identifier" {
             return;
         }
+        // `bool seek() { ...; py::bool_ ret = ...; return ret; }`: the object is converted to the
+        // declared scalar and destroyed in the function, under its guard.
+        let written_return = &self.src[return_type.start as usize..return_type.end as usize];
+        if std::str::from_utf8(written_return).is_ok_and(is_scalar_type) {
+            return;
+        }
         let name = self.text(value);
         let Some(written) = frame.types.get(name) else {
             return;
@@ -3832,6 +3847,38 @@ impl<'a> Walker<'a> {
             }
         }
     }
+}
+
+/// Whether a written type is a C++ arithmetic type or `void` (`bool`, `unsigned long`,
+/// `std::size_t`), which no Python object is returned as.
+fn is_scalar_type(written: &str) -> bool {
+    let mut words = written
+        .split_whitespace()
+        .filter(|w| !matches!(*w, "const" | "static" | "inline" | "constexpr" | "virtual"))
+        .peekable();
+    words.peek().is_some()
+        && words.all(|w| {
+            matches!(
+                w.trim_start_matches("std::"),
+                "bool"
+                    | "char"
+                    | "short"
+                    | "int"
+                    | "long"
+                    | "float"
+                    | "double"
+                    | "signed"
+                    | "unsigned"
+                    | "void"
+                    | "size_t"
+                    | "ssize_t"
+                    | "Py_ssize_t"
+                    | "int32_t"
+                    | "int64_t"
+                    | "uint32_t"
+                    | "uint64_t"
+            )
+        })
 }
 
 /// Whether a declarator declares a pointer or a reference (`py::object *p`, also in a condition:
