@@ -383,8 +383,10 @@ fn typed<L: Lookup>(lookup: &L, caller: Scope, path: &str, ty: &str) -> Vec<L::I
     // A method of the receiver's class itself.
     let own = |id: L::Id| lookup.owner(id) == Some(class);
     // A C++ class written with its namespace (`platform::Window`) is not another namespace's
-    // class of that name, when the program has that one. (Rust types are often named through
-    // re-exports, so their paths say less.)
+    // class of that name: when the program has that one, the others are dropped; when it has
+    // none, a project class whose path does not even hold the qualifier (`RE2::Set` for the
+    // project's `re2_python::Set`) is another library's class.
+    // (Rust types are often named through re-exports, so their paths say less.)
     if caller.language == Language::Cpp && ty.contains("::") {
         let written = ty.trim_start_matches("::");
         let suffix = format!("::{written}");
@@ -392,8 +394,17 @@ fn typed<L: Lookup>(lookup: &L, caller: Scope, path: &str, ty: &str) -> Vec<L::I
             let owner = owner_of(&lookup.function(id).qualname);
             owner == written || owner.ends_with(&suffix)
         };
+        let qualifier = written.split("::").next().unwrap_or(written);
+        let holds_qualifier = |id: L::Id| {
+            owner_of(&lookup.function(id).qualname)
+                .split("::")
+                .any(|segment| segment == qualifier)
+        };
         if found.iter().any(|&id| own(id) && named_so(id)) {
             found.retain(|&id| !own(id) || named_so(id));
+        } else {
+            // A framework's class is written through its aliases (`py::capsule`).
+            found.retain(|&id| !own(id) || lookup.function(id).framework || holds_qualifier(id));
         }
     }
     if !found.iter().any(|&id| own(id)) {
