@@ -133,6 +133,8 @@ struct PythonApiSection {
     #[serde(default)]
     member_calls_emptying: Vec<String>,
     #[serde(default)]
+    empty_when_default: Vec<String>,
+    #[serde(default)]
     c_api_prefixes: Vec<String>,
     #[serde(default)]
     c_api_running_code: Vec<String>,
@@ -343,6 +345,9 @@ pub struct Knowledge {
     /// Methods that leave a framework object holding nothing (`obj.release()`, nanobind's
     /// `obj.reset()`): a field emptied so is not released again by its destructor.
     pub member_calls_emptying: HashSet<String>,
+    /// Types whose default-constructed value holds no reference (`py::object()`,
+    /// `py::iterator()`): assigning one empties a field.
+    pub empty_when_default: NameSet,
     pub c_api_running_code: Vec<String>,
     pub c_api_prefixes: Vec<String>,
     pub c_api_gil_free: HashSet<String>,
@@ -476,6 +481,7 @@ impl Knowledge {
             .extend(api.member_calls_common.iter().cloned());
         self.member_calls_emptying
             .extend(api.member_calls_emptying.iter().cloned());
+        self.empty_when_default.extend(&api.empty_when_default, ns);
         self.c_api_running_code
             .extend(api.c_api_running_code.iter().cloned());
         self.c_api_prefixes
@@ -672,6 +678,14 @@ impl Knowledge {
             .map(|ns| format!("{ns}::{name}"))
             .filter(|spelled| self.python_types.contains(spelled))
             .collect()
+    }
+
+    /// Whether the bare `name` is in `set` under one of the frameworks' namespaces
+    /// (`gil_scoped_acquire` as `pybind11::gil_scoped_acquire`).
+    pub fn in_framework_namespace(&self, set: &NameSet, name: &str) -> bool {
+        self.namespaces
+            .iter()
+            .any(|ns| set.contains(&format!("{ns}::{name}")))
     }
 
     /// Whether `name` is a framework namespace such as `py`.

@@ -148,8 +148,8 @@ impl<'t> Emptying<'_, 't> {
         .and_then(|receiver| self.owned_named(receiver))
     }
 
-    /// `f = {}`, `f = py::object()`, `f = nb::object{}`: assigning `None` would still hold a
-    /// reference.
+    /// `f = {}`, `f = py::object()`, `f = py::iterator()`, `f = nb::object{}` (see
+    /// `empty_when_default`): assigning `None` would still hold a reference.
     fn emptying_assignment(&self, assignment: Node) -> Option<String> {
         let right = assignment.child_by_field_name("right")?;
         if right.byte_range().len() > MAX_EMPTYING_LEN {
@@ -160,12 +160,11 @@ impl<'t> Emptying<'_, 't> {
             .chars()
             .filter(|c| !c.is_whitespace())
             .collect();
-        let empty = right == "{}"
-            || self
-                .k
-                .python_types_spelled("object")
-                .iter()
-                .any(|t| right == format!("{t}()") || right == format!("{t}{{}}"));
+        let default_of = right
+            .strip_suffix("()")
+            .or_else(|| right.strip_suffix("{}"));
+        let empty =
+            right == "{}" || default_of.is_some_and(|ty| self.k.empty_when_default.contains(ty));
         empty
             .then(|| assignment.child_by_field_name("left"))
             .flatten()

@@ -838,6 +838,26 @@ impl<'a> Walker<'a> {
                     .any(|u| set.contains(&format!("{u}::{path}")))
     }
 
+    /// The GIL state a guard of type `ty_path` holds while it lives, if it is a guard. A
+    /// framework's guard written bare (`gil_scoped_acquire acquire;`) in a file that names the
+    /// framework is that guard: the `using namespace pybind11;` that allows it is often in an
+    /// included header, which this file's walk does not see.
+    fn guard_state(&self, ty_path: &str) -> Option<GilState> {
+        let names = |set| {
+            self.names(set, ty_path)
+                || !ty_path.contains("::")
+                    && self.names_framework
+                    && self.k.in_framework_namespace(set, ty_path)
+        };
+        if names(&self.k.release_guards) {
+            Some(GilState::Released)
+        } else if names(&self.k.acquire_guards) {
+            Some(GilState::Held)
+        } else {
+            None
+        }
+    }
+
     fn frame(&mut self) -> Option<&mut Frame> {
         self.frames.last_mut()
     }
@@ -3768,18 +3788,17 @@ impl<'a> Walker<'a> {
                 }
             }
             if in_function {
-                let guard = self.names(&self.k.release_guards, &ty_path)
-                    || self.names(&self.k.acquire_guards, &ty_path);
-                if guard && let Some(name) = &name {
+                let guard = self.guard_state(&ty_path);
+                if guard.is_some()
+                    && let Some(name) = &name
+                {
                     let end = self.block_end();
                     if let Some(frame) = self.frame() {
                         frame.gil_guard_ends.insert(name.clone(), end);
                     }
                 }
-                if self.names(&self.k.release_guards, &ty_path) {
-                    self.add_gil_switch(node, GilState::Released, format!("`{shown}`"));
-                } else if self.names(&self.k.acquire_guards, &ty_path) {
-                    self.add_gil_switch(node, GilState::Held, format!("`{shown}`"));
+                if let Some(state) = guard {
+                    self.add_gil_switch(node, state, format!("`{shown}`"));
                 } else if self.names(&self.k.python_types, &ty_path)
                     && !declares_pointer_or_reference(declarator)
                     && value
