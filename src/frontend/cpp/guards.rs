@@ -4,7 +4,9 @@
 //! member; release guards likewise. The GIL call may sit in another member function of the class
 //! that the constructor or destructor calls (`PyAcquireGIL() { acquire(); }`). A class deriving
 //! from a guard, or holding one as a member, is a guard too, found in rounds over the files that
-//! name the guards found before. The found types join the knowledge's `release_guards` and
+//! name the guards found before; one whose constructor switches its guard member through that
+//! guard's member functions (`_lock.Acquire(); _lock.BeginAllowThreads();`) holds the state those
+//! leave, until the member's destructor undoes them. The found types join the knowledge's `release_guards` and
 //! `acquire_guards`, where a user may also declare them, before any file is modelled: a guard may
 //! be defined in a header and used in every file.
 
@@ -24,15 +26,21 @@ pub enum GuardFact {
     Destructor(Vec<Step>),
     /// A member function, by name, that calls the GIL API itself.
     Method(String, Vec<Step>),
-    Member(GilState),
+    /// A base or member of a guard type (as written), holding this state while it lives; with
+    /// the member's name (none for a base).
+    Member(GilState, String, Option<String>),
 }
 
-/// What a body does with the GIL, in order: a GIL call, or a call of a member function of its own
-/// class (`acquire()`, `this->acquire()`) that counts as that function's steps.
+/// What a body does with the GIL, in order: a GIL call, a call of a member function of its own
+/// class (`acquire()`, `this->acquire()`) that counts as that function's steps, or a call of a
+/// member function on a field (`_lock.Acquire()`), which counts when the field is one of the
+/// class's guard members and that guard's function switches the GIL.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Step {
     Switch(Switch),
     Call(String),
+    /// `field.method`.
+    MemberCall(String, String),
 }
 
 /// How deep calls between a class's member functions are followed: bounds hostile recursion.
@@ -78,27 +86,48 @@ struct Inferred {
 fn infer_guards(facts: impl IntoIterator<Item = (String, GuardFact)>) -> Inferred {
     #[derive(Default)]
     struct Seen {
-        constructor: Option<Vec<Step>>,
+        /// Every constructor with steps, in the order seen: the first that switches counts.
+        constructors: Vec<Vec<Step>>,
         destructor: Option<Vec<Step>>,
         methods: FxHashMap<String, Vec<Step>>,
         member: Option<GilState>,
+        /// Its guard members: their names and types, as written.
+        guard_members: Vec<(String, String)>,
     }
     let mut classes: FxHashMap<String, Seen> = FxHashMap::default();
     for (class, fact) in facts {
         let seen = classes.entry(class).or_default();
         match fact {
-            GuardFact::Constructor(steps) => {
-                seen.constructor.get_or_insert(steps);
-            }
+            GuardFact::Constructor(steps) => seen.constructors.push(steps),
             GuardFact::Destructor(steps) => {
                 seen.destructor.get_or_insert(steps);
             }
             GuardFact::Method(name, steps) => {
                 seen.methods.entry(name).or_insert(steps);
             }
-            GuardFact::Member(state) => seen.member = seen.member.or(Some(state)),
+            GuardFact::Member(state, of, field) => {
+                seen.member = seen.member.or(Some(state));
+                seen.guard_members.extend(field.map(|field| (field, of)));
+            }
         }
     }
+    // Each class's member functions that switch the GIL by themselves, with their last switch:
+    // what a call on a member of that class does.
+    let own_switching: FxHashMap<&str, FxHashMap<&str, Switch>> = classes
+        .iter()
+        .map(|(class, seen)| {
+            let switching = seen
+                .methods
+                .iter()
+                .filter_map(|(name, steps)| {
+                    let mut out = Vec::new();
+                    flatten(steps, &seen.methods, &|_, _| None, 0, &mut out);
+                    Some((name.as_str(), out.last()?.0))
+                })
+                .collect();
+            (class.as_str(), switching)
+        })
+        .collect();
     // `a::b::Guard` is also written `b::Guard` and `Guard`.
     let spellings = |class: &str| -> Vec<String> {
         let segments: Vec<&str> = class.split("::").collect();
@@ -110,32 +139,59 @@ fn infer_guards(facts: impl IntoIterator<Item = (String, GuardFact)>) -> Inferre
         guards: Vec::new(),
         switching_methods: Vec::new(),
     };
-    for (class, seen) in classes {
-        let switches = |steps: Option<&Vec<Step>>| {
+    for (class, seen) in &classes {
+        // `_lock.Acquire()`: the switch of `Acquire` in the guard type of the member `_lock`.
+        let on_member = |field: &str, method: &str| {
+            let (_, of) = seen.guard_members.iter().find(|(name, _)| name == field)?;
+            let of = of.trim_start_matches("::");
+            own_switching.iter().find_map(|(other, switching)| {
+                let spelled = other
+                    .strip_suffix(of)
+                    .is_some_and(|outer| outer.is_empty() || outer.ends_with("::"));
+                spelled.then(|| switching.get(method).copied()).flatten()
+            })
+        };
+        let switches = |steps: &Vec<Step>| {
             let mut out = Vec::new();
-            if let Some(steps) = steps {
-                flatten(steps, &seen.methods, 0, &mut out);
-            }
+            flatten(steps, &seen.methods, &on_member, 0, &mut out);
             out
         };
+        let constructed = seen
+            .constructors
+            .iter()
+            .map(switches)
+            .find(|s| !s.is_empty())
+            .unwrap_or_default();
         // A constructor that gives back what it took leaves the state as it found it.
-        let constructor = switches(seen.constructor.as_ref())
-            .last()
-            .filter(|s| !s.gives_back)
-            .map(|s| s.to);
-        let destructor = switches(seen.destructor.as_ref()).first().map(|s| s.to);
-        let by_constructor =
-            constructor.filter(|state| destructor.is_some_and(|end| end != *state));
-        let Some(state) = seen.member.or(by_constructor) else {
+        let constructor = constructed.last().filter(|(s, _)| !s.gives_back);
+        let destructor = seen.destructor.as_ref().map(switches).unwrap_or_default();
+        // The destructor starts by switching back, once it has undone, through the guard's own
+        // member functions, a switch that those made while it lived (`if (allowing)
+        // EndAllowThreads(); Release();`). A switch written in its body to the constructor's
+        // state is its own work (`PyGILState_Ensure()` to drop a reference).
+        let by_constructor = constructor.map(|(s, _)| s.to).filter(|state| {
+            destructor
+                .iter()
+                .find(|(s, origin)| s.to != *state || *origin != Origin::Method)
+                .is_some_and(|(end, _)| end.to != *state)
+        });
+        // A constructor that switches its guard member leaves the state of that switch; the
+        // member's destructor undoes it.
+        let state = match (seen.member, constructor) {
+            (Some(_), Some((switch, Origin::Member))) => Some(switch.to),
+            (Some(member), _) => Some(member),
+            (None, _) => by_constructor,
+        };
+        let Some(state) = state else {
             continue;
         };
         // Each member function that switches the GIL, with the state its last switch leaves.
         let switching: Vec<(&String, GilState)> = seen
             .methods
-            .keys()
-            .filter_map(|name| Some((name, switches(seen.methods.get(name)).last()?.to)))
+            .iter()
+            .filter_map(|(name, steps)| Some((name, switches(steps).last()?.0.to)))
             .collect();
-        for spelled in spellings(&class) {
+        for spelled in spellings(class) {
             inferred.switching_methods.extend(
                 switching
                     .iter()
@@ -196,22 +252,39 @@ pub fn learn_guards(
     }
 }
 
-/// The GIL calls of `steps` in order, with the member functions they call expanded.
+/// Where a switch of a constructor or destructor is written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    /// In its own body.
+    Body,
+    /// In a member function of its class that it calls (`Acquire();`).
+    Method,
+    /// In a member function of a guard member that it calls (`_lock.Acquire();`).
+    Member,
+}
+
+/// The GIL calls of `steps` in order, with the member functions they call expanded, each with
+/// where it is written (`on_member` gives what a call on a member does).
 fn flatten(
     steps: &[Step],
     methods: &FxHashMap<String, Vec<Step>>,
+    on_member: &dyn Fn(&str, &str) -> Option<Switch>,
     depth: usize,
-    out: &mut Vec<Switch>,
+    out: &mut Vec<(Switch, Origin)>,
 ) {
     for step in steps {
         match step {
-            Step::Switch(switch) => out.push(*switch),
+            Step::Switch(switch) if depth == 0 => out.push((*switch, Origin::Body)),
+            Step::Switch(switch) => out.push((*switch, Origin::Method)),
             Step::Call(name) if depth < MAX_CALL_DEPTH => {
                 if let Some(called) = methods.get(name) {
-                    flatten(called, methods, depth + 1, out);
+                    flatten(called, methods, on_member, depth + 1, out);
                 }
             }
             Step::Call(_) => {}
+            Step::MemberCall(field, method) => {
+                out.extend(on_member(field, method).map(|s| (s, Origin::Member)));
+            }
         }
     }
 }
@@ -336,7 +409,7 @@ impl<'a> Scanner<'a> {
         let mut head: Option<(Vec<&str>, bool)> = None;
         let mut in_bases = false;
         // The states of the guard types among the head's bases, and the depth of `<` in them.
-        let mut guard_bases: Vec<GilState> = Vec::new();
+        let mut guard_bases: Vec<(GilState, String)> = Vec::new();
         let mut angles = 0usize;
         let mut i = 0;
         while i < self.tokens.len() {
@@ -363,9 +436,10 @@ impl<'a> Scanner<'a> {
                     // A base is constructed before the class's constructor runs and destroyed
                     // after its destructor, like a member.
                     if let Some(name) = name.as_deref().filter(|_| class) {
-                        for state in guard_bases.drain(..) {
+                        for (state, base) in guard_bases.drain(..) {
                             let class = Self::qualified(&opens, name);
-                            self.facts.push((class, GuardFact::Member(state)));
+                            self.facts
+                                .push((class, GuardFact::Member(state, base, None)));
                         }
                     }
                     opens.push(Open { name, class, block });
@@ -384,8 +458,10 @@ impl<'a> Scanner<'a> {
                         }
                         (_, Token::Punct(b':')) => in_bases = true,
                         (Some(_), _) if angles == 0 && self.starts_path(i) => {
-                            if let Some(state) = self.path(i).and_then(|(p, _)| self.guard(&p)) {
-                                guard_bases.push(state);
+                            if let Some((path, _)) = self.path(i)
+                                && let Some(state) = self.guard(&path)
+                            {
+                                guard_bases.push((state, path));
                             }
                         }
                         (_, Token::Scope) | (Some(_), _) => {}
@@ -532,8 +608,8 @@ impl<'a> Scanner<'a> {
         None
     }
 
-    /// The GIL calls and the calls of unqualified functions (maybe members of the same class)
-    /// between two tokens, in order.
+    /// The GIL calls, the calls of unqualified functions (maybe members of the same class) and
+    /// of member functions on a field (`_lock.Acquire()`) between two tokens, in order.
     fn steps(&self, from: usize, until: usize) -> Vec<Step> {
         let mut found = Vec::new();
         let mut i = from;
@@ -547,6 +623,10 @@ impl<'a> Scanner<'a> {
                     found.push(Step::Switch(switch));
                 } else if after == i + 1 && self.own_call(i) {
                     found.push(Step::Call(path));
+                } else if after == i + 1
+                    && let Some(field) = self.field_call(i)
+                {
+                    found.push(Step::MemberCall(field.to_string(), path));
                 }
             }
             i = after;
@@ -561,6 +641,20 @@ impl<'a> Scanner<'a> {
             Some(Token::Punct(b'.')) | Some(Token::Scope) => false,
             _ => true,
         }
+    }
+
+    /// The plain name the name at `i` is called on: `_lock` in `_lock.f(`; none in `a.b.f(`,
+    /// `this->f(` or `g().f(`.
+    fn field_call(&self, i: usize) -> Option<&'a str> {
+        let on_object = matches!(
+            i.checked_sub(1).map(|p| self.tokens[p]),
+            Some(Token::Punct(b'.') | Token::Arrow)
+        ) && !matches!(
+            i.checked_sub(3).map(|p| self.tokens[p]),
+            Some(Token::Punct(b'.') | Token::Arrow | Token::Scope)
+        );
+        self.ident(i.wrapping_sub(2))
+            .filter(|w| on_object && *w != "this")
     }
 
     fn switch_called(&self, path: &str) -> Option<Switch> {
@@ -593,14 +687,15 @@ impl<'a> Scanner<'a> {
         let Some((path, after)) = self.path(i) else {
             return;
         };
-        if self.ident(after).is_none() {
+        let Some(field) = self.ident(after) else {
             return;
-        }
+        };
         let Some(state) = self.guard(&path) else {
             return;
         };
         let class = Self::qualified(&opens[..opens.len() - 1], class);
-        self.facts.push((class, GuardFact::Member(state)));
+        let member = GuardFact::Member(state, path, Some(field.to_string()));
+        self.facts.push((class, member));
     }
 
     /// The state a guard type holds while it lives, if `path` names one.
@@ -735,6 +830,41 @@ mod tests {
                 ("a::NativeLock::save", released),
             ]
         );
+    }
+
+    #[test]
+    fn a_destructor_that_ends_a_methods_release_before_giving_the_gil_back_makes_a_guard() {
+        let text = "struct Lock { Lock() { Acquire(); }\n\
+                    ~Lock() { if (allowing) EndAllow(); if (held) Release(); }\n\
+                    void Acquire() { s = PyGILState_Ensure(); }\n\
+                    void Release() { PyGILState_Release(s); }\n\
+                    void EndAllow() { PyEval_RestoreThread(t); } };";
+        assert_eq!(guards(&[text]), [("Lock".to_string(), GilState::Held)]);
+        // One that takes the GIL in its own body to drop a reference, and gives it back, does not
+        // undo its constructor's switch (which starts the interpreter, holding the GIL).
+        let callback = "struct Callback { Callback(PyObject *f) { set(f); Py_Initialize(); }\n\
+                        ~Callback() { PyGILState_STATE s = PyGILState_Ensure();\n\
+                        Py_DECREF(f_); PyGILState_Release(s); } PyObject *f_; };";
+        assert_eq!(guards(&[callback]), []);
+    }
+
+    #[test]
+    fn a_constructor_switching_its_guard_member_makes_a_guard_of_the_state_it_leaves() {
+        let lock = "class Lock { public: Lock(); Lock(int); ~Lock();\n\
+                    void Acquire() { s = PyGILState_Ensure(); }\n\
+                    void Release() { PyGILState_Release(s); }\n\
+                    void BeginAllow() { t = PyEval_SaveThread(); }\n\
+                    void EndAllow() { PyEval_RestoreThread(t); } };\n\
+                    Lock::Lock() { Acquire(); }\n\
+                    Lock::~Lock() { EndAllow(); Release(); }";
+        let unlocked = "struct Unlocked { Unlocked(); Lock lock_; };\n\
+                        Unlocked::Unlocked() : lock_(0) { lock_.Acquire(); lock_.BeginAllow(); }";
+        // A call on another object's member function of that name is not the member's.
+        let other = "struct Other { Other() { lock_.Acquire(); helper.BeginAllow(); }\n\
+                     Lock lock_; };";
+        let (acquire, release) = learnt(&[lock, unlocked, other]);
+        assert_eq!(acquire, ["Lock", "Other"]);
+        assert_eq!(release, ["Unlocked"]);
     }
 
     /// What [`learn_guards`] adds to the knowledge from these files.
