@@ -568,7 +568,7 @@ fn rewrite_macros(text: &str, knowledge: &Knowledge, out: &mut [u8]) {
     let found = candidates(text, |name| {
         knowledge.prepass_blank.contains(name)
             || knowledge.prepass_rewrite.contains_key(name)
-            || is_macro_name(name)
+            || is_prepass_macro_name(name)
     });
     // Candidates come in text order, so every search below starts where the last one did.
     let mut commas = NextByte::new(bytes, b',');
@@ -653,13 +653,13 @@ fn rewrite_macros(text: &str, knowledge: &Knowledge, out: &mut [u8]) {
                 out[id.start..id.start + replacement.len()].copy_from_slice(replacement.as_bytes());
                 done_until = call_end;
             }
-        } else if is_macro_name(name)
+        } else if is_prepass_macro_name(name)
             && line_start.only_whitespace_before(id.start)
             && stands_alone(bytes, call_end)
         {
             blank_call(out, id.start..call_end);
             typed_until = typed_until.max(call_end);
-        } else if is_macro_name(name)
+        } else if is_prepass_macro_name(name)
             && let Some(end) = args_end
             && id.start >= typed_until
         {
@@ -802,13 +802,10 @@ fn replace_type_arguments(text: &str, args: std::ops::Range<usize>, out: &mut [u
     finish(out, start..args.end, keyword, only_type);
 }
 
-/// `PYBIND11_WARNING_DISABLE(...)`: upper case with an underscore, as macros are spelled.
-fn is_macro_name(name: &str) -> bool {
-    name.contains('_')
-        && name.len() > 3
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+/// `PYBIND11_WARNING_DISABLE(...)`: spelled as macros are (`super::is_macro_name`), and
+/// longer than a short constant such as `A_B`, which the pre-pass leaves alone.
+fn is_prepass_macro_name(name: &str) -> bool {
+    name.len() > 3 && super::is_macro_name(name)
 }
 
 /// For a macro call that starts its line and ends at `end`: whether only a `//` comment or nothing
