@@ -1918,23 +1918,9 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// The lambda that `value` names: a local bound to one, or `std::move` of it.
+    /// The lambda that `value` names: a local bound to one, or that local moved or forwarded.
     fn local_lambda(&self, value: Node) -> Option<FnId> {
-        let value = match value.kind() {
-            "call_expression"
-                if matches!(
-                    self.text(value.child_by_field_name("function")?),
-                    "std::move" | "move"
-                ) =>
-            {
-                value.child_by_field_name("arguments")?.named_child(0)?
-            }
-            _ => value,
-        };
-        if value.kind() != "identifier" {
-            return None;
-        }
-        match self.frames.last()?.locals.get(self.text(value))? {
+        match self.frames.last()?.locals.get(&self.passed_name(value)?)? {
             Local::Lambda(id) => Some(*id),
             _ => None,
         }
@@ -2156,13 +2142,18 @@ impl<'a> Walker<'a> {
     }
 
     fn add_gil_switch(&mut self, node: Node, to: GilState, what: String) {
+        let end = self.block_end();
+        self.add_gil_switch_until(node, to, what, end);
+    }
+
+    /// A GIL switch at `node` that lasts until `end`.
+    fn add_gil_switch_until(&mut self, node: Node, to: GilState, what: String, end: u32) {
         // A call's arguments are evaluated before it switches: `NPY_BEGIN_THREADS_THRESHOLDED(
         // PyArray_Size(a))` reads the array while the GIL is still held.
-        let scope = node.end_byte() as u32..self.block_end();
         let switch = GilSwitch {
             span: span(node),
             to,
-            scope,
+            scope: node.end_byte() as u32..end,
             what,
         };
         if let Some(function) = self.function() {
@@ -2359,25 +2350,27 @@ impl<'a> Walker<'a> {
     /// The parameter of the function being walked that `value` is: `f`, `std::move(f)`,
     /// `std::forward<F>(f)`, or a local made from one of these (see [`Walker::alias_param`]).
     fn param_value(&self, value: Node) -> Option<u32> {
+        match self.frames.last()?.locals.get(&self.passed_name(value)?)? {
+            Local::Param(index) => Some(*index),
+            _ => None,
+        }
+    }
+
+    /// The name that `value` hands on: `f`, `std::move(f)` or `std::forward<F>(f)`.
+    fn passed_name(&self, value: Node) -> Option<String> {
         let text: String = self
             .text(value)
             .chars()
             .filter(|c| !c.is_whitespace())
             .collect();
-        let name = match text.strip_suffix(')') {
+        match text.strip_suffix(')') {
             Some(call) => {
                 let (function, name) = call.split_once('(')?;
                 let function = function.split('<').next().unwrap_or(function);
-                if !matches!(function, "std::move" | "move" | "std::forward" | "forward") {
-                    return None;
-                }
-                name.to_string()
+                matches!(function, "std::move" | "move" | "std::forward" | "forward")
+                    .then(|| name.to_string())
             }
-            None => text,
-        };
-        match self.frames.last()?.locals.get(&name)? {
-            Local::Param(index) => Some(*index),
-            _ => None,
+            None => Some(text),
         }
     }
 
@@ -2504,20 +2497,10 @@ impl<'a> Walker<'a> {
             let runs_code = self.k.member_calls_running_code.contains(&method);
             self.add_py_use(field, format!("`.{method}()` is called"), runs_code);
         } else if let Some(receiver) = receiver
-            && let Some(state) = self.guard_switched_by(receiver, &method)
+            && let Some((state, until)) = self.guard_switched_by(receiver, &method)
         {
-            let guard = self.text(receiver);
-            let what = format!("`{guard}.{method}()`");
-            let until = self.frames.last().and_then(|f| f.gil_guard_ends.get(guard));
-            let scope = node.end_byte() as u32..until.copied().unwrap_or_else(|| self.block_end());
-            if let Some(function) = self.function() {
-                function.gil_switches.push(GilSwitch {
-                    span: span(node),
-                    to: state,
-                    scope,
-                    what,
-                });
-            }
+            let what = format!("`{}.{method}()`", self.text(receiver));
+            self.add_gil_switch_until(node, state, what, until);
         } else if let Some(receiver) = receiver
             && (self.k.lock_methods.contains(&method) || self.k.unlock_methods.contains(&method))
             && self.may_be_mutex(node, receiver, arrow)
@@ -3304,21 +3287,22 @@ impl<'a> Walker<'a> {
             || !class.starts_with("std::") && !STANDARD_POINTERS.contains(&last_segment(&class))
     }
 
-    /// The GIL state that `guard.method()` switches to when `guard` is a local of one of the
-    /// project's guard types and `method` switches the GIL (`lock.Release()` takes it back
-    /// before the guard's end, `lock.acquire()` takes it again).
-    fn guard_switched_by(&self, receiver: Node, method: &str) -> Option<GilState> {
+    /// The GIL state that `guard.method()` switches to, and the end of the guard's block, when
+    /// `guard` is a local of one of the project's guard types and `method` switches the GIL
+    /// (`lock.Release()` takes it back before the guard's end, `lock.acquire()` takes it again).
+    fn guard_switched_by(&self, receiver: Node, method: &str) -> Option<(GilState, u32)> {
         let frame = self.frames.last()?;
         let name = self.text(receiver);
-        if receiver.kind() != "identifier" || !frame.gil_guard_ends.contains_key(name) {
+        if receiver.kind() != "identifier" {
             return None;
         }
+        let until = *frame.gil_guard_ends.get(name)?;
         let written = frame.types.get(name)?;
         let qualified = format!("{}::{method}", self.path_of_text(written));
         if self.names(&self.k.guard_methods_acquiring, &qualified) {
-            Some(GilState::Held)
+            Some((GilState::Held, until))
         } else if self.names(&self.k.guard_methods_releasing, &qualified) {
-            Some(GilState::Released)
+            Some((GilState::Released, until))
         } else {
             None
         }
