@@ -129,11 +129,12 @@ fn span_of(span: SynSpan) -> Span {
 
 /// A path as written, without generic arguments: `Python::attach`, `std::thread::spawn`.
 fn path_string(path: &syn::Path) -> String {
-    path.segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect::<Vec<_>>()
-        .join("::")
+    segment_names(path).join("::")
+}
+
+/// The names of a path's segments, without generic arguments.
+fn segment_names(path: &syn::Path) -> Vec<String> {
+    path.segments.iter().map(|s| s.ident.to_string()).collect()
 }
 
 /// The name a type is declared with, looking through references, smart pointers and cells:
@@ -771,12 +772,7 @@ impl Walker<'_> {
             }
             _ => return None,
         };
-        let segments: Vec<String> = func
-            .path
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect();
+        let segments = segment_names(&func.path);
         Some(match segments.as_slice() {
             [f] => f.clone(),
             [.., owner, f] if owner == "Self" => format!("{}::{f}", self.self_type.as_ref()?),
@@ -1441,12 +1437,7 @@ impl Walker<'_> {
         let (Some(Pat::Ident(inner)), 1) = (t.elems.first(), t.elems.len()) else {
             return false;
         };
-        let segments: Vec<String> = t
-            .path
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect();
+        let segments = segment_names(&t.path);
         let enum_name = match segments.as_slice() {
             [.., owner, _] if owner == "Self" => self.self_type.clone(),
             [.., owner, _] => Some(owner.clone()),
@@ -2526,12 +2517,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             );
             return;
         }
-        let segments: Vec<String> = func
-            .path
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect();
+        let segments = segment_names(&func.path);
         let through_ffi = segments.iter().any(|s| rust.ffi_modules.contains(s));
         // `ffi::PyGILState_Ensure()` / `ffi::PyEval_SaveThread()`: the C API's own switches, to the
         // end of the block (the knowledge of rules/cpython.toml).
@@ -2797,12 +2783,7 @@ impl Walker<'_> {
         if !rust.python_logging {
             return;
         }
-        let segments: Vec<String> = mac
-            .path
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect();
+        let segments = segment_names(&mac.path);
         let is_log = match segments.as_slice() {
             [krate, name] => rust.log_crates.contains(krate) && rust.log_macros.contains(name),
             [name] => {
