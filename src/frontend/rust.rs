@@ -2697,7 +2697,9 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         if self.lock_method(call) {
             return;
         }
+        // Taken by the next closure made, which must be this call's first argument.
         self.thread_local_closure = method.starts_with("with")
+            && matches!(call.args.first(), Some(Expr::Closure(_)))
             && matches!(&*call.receiver, Expr::Path(p)
                 if p.path.get_ident().is_some_and(|i| self.thread_locals.contains(&i.to_string())));
         // Item access with a literal key (`dict.set_item("max_length", n)`) hashes a `str` or an
