@@ -419,6 +419,12 @@ pub struct FileModel {
     /// The fields of those classes declared with a class type: (qualified class, field, type as
     /// written, whitespace removed, with a `*` after it for a raw pointer).
     pub fields: Vec<(String, String, String)>,
+    /// The file names a Python framework's namespace (`py::`, `pybind11`, `nanobind`): only then
+    /// may an object whose type is not known here be a framework object, or a bare name
+    /// (`str(x)`) be the framework's, brought in by a `using` in an included header. Always set
+    /// for Rust, whose bindings name PyO3 by construction.
+    #[serde(default)]
+    pub names_framework: bool,
 }
 
 impl AsRef<FileModel> for FileModel {
@@ -501,6 +507,8 @@ pub struct SourceFile {
     /// The length and a hash of the text analysed, to know it again.
     len: usize,
     hash: u64,
+    /// See [`FileModel::names_framework`].
+    pub names_framework: bool,
 }
 
 fn text_hash(text: &str) -> u64 {
@@ -521,6 +529,7 @@ impl SourceFile {
             hash: text_hash(&text),
             text,
             line_starts,
+            names_framework: true,
         }
     }
 
@@ -734,7 +743,8 @@ impl Program {
     }
 
     /// Appends one file's model, turning its file-local function ids into program ids.
-    pub fn add_file(&mut self, source: SourceFile, model: FileModel) {
+    pub fn add_file(&mut self, mut source: SourceFile, model: FileModel) {
+        source.names_framework = model.names_framework;
         let file = self.files.len() as FileId;
         let base = self.functions.len();
         let relocate = |target: &mut CallTarget| {

@@ -649,12 +649,12 @@ impl Caller {
             Caller::Call { function, call, .. } => {
                 let f = &model.functions[function];
                 let call = &f.calls[call];
-                let scope = Scope::of_function(f, language, file);
+                let scope = Scope::of_function(f, language, file, model.names_framework);
                 (file, scope, &call.target, Some(call.args))
             }
             Caller::Binding { binding, .. } => {
                 let binding = &model.bindings[binding];
-                let scope = Scope::of_binding(binding, language, file);
+                let scope = Scope::of_binding(binding, language, file, model.names_framework);
                 (file, scope, &binding.target, None)
             }
         }

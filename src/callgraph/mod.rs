@@ -75,7 +75,9 @@ impl CallGraph {
             .par_iter()
             .map(|f| {
                 let file = f.span.file;
-                let scope = Scope::of_function(f, program.file(file).language, file as usize);
+                let source = program.file(file);
+                let scope =
+                    Scope::of_function(f, source.language, file as usize, source.names_framework);
                 let mut calls = Resolved::default();
                 for (call, c) in f.calls.iter().enumerate() {
                     let (callees, guessed) = match c.target {
@@ -126,12 +128,16 @@ impl CallGraph {
             .par_iter()
             .map(|b| match b.target {
                 CallTarget::Direct(id) => vec![id],
-                _ => resolve_call(
-                    &index,
-                    Scope::of_binding(b, program.file(b.span.file).language, b.span.file as usize),
-                    &b.target,
-                    None,
-                ),
+                _ => {
+                    let source = program.file(b.span.file);
+                    let scope = Scope::of_binding(
+                        b,
+                        source.language,
+                        b.span.file as usize,
+                        source.names_framework,
+                    );
+                    resolve_call(&index, scope, &b.target, None)
+                }
             })
             .collect();
         CallGraph {

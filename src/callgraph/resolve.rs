@@ -38,12 +38,19 @@ pub(crate) struct Scope<'a> {
     language: Language,
     /// The file the call is written in, as the lookup numbers files.
     file: usize,
+    /// See [`crate::model::FileModel::names_framework`], for that file.
+    names_framework: bool,
 }
 
 impl<'a> Scope<'a> {
     /// Where the calls of `f`, a function written in `language` in file `file`, are looked up
     /// from.
-    pub(crate) fn of_function(f: &'a Function, language: Language, file: usize) -> Self {
+    pub(crate) fn of_function(
+        f: &'a Function,
+        language: Language,
+        file: usize,
+        names_framework: bool,
+    ) -> Self {
         let cpp = language == Language::Cpp;
         Scope {
             names: &f.scope,
@@ -53,12 +60,18 @@ impl<'a> Scope<'a> {
             own_class: f.scope.last().filter(|_| cpp).map(String::as_str),
             language,
             file,
+            names_framework,
         }
     }
 
     /// Where the target of `binding`, registered in file `file` of `language`, is looked up
     /// from.
-    pub(crate) fn of_binding(binding: &'a Binding, language: Language, file: usize) -> Self {
+    pub(crate) fn of_binding(
+        binding: &'a Binding,
+        language: Language,
+        file: usize,
+        names_framework: bool,
+    ) -> Self {
         Scope {
             names: &binding.scope,
             usings: &binding.usings,
@@ -67,6 +80,7 @@ impl<'a> Scope<'a> {
             own_class: None,
             language,
             file,
+            names_framework,
         }
     }
 }
@@ -501,11 +515,19 @@ fn resolve_path<L: Lookup>(lookup: &L, caller: Scope, path: &str) -> Vec<L::Id> 
     if let Some(global) = path.strip_prefix("::") {
         return callable_with_qualname(lookup, global, caller.language);
     }
-    let found = resolve_function(lookup, caller, path);
-    if !found.is_empty() || caller.language != Language::Cpp {
+    let mut found = resolve_function(lookup, caller, path);
+    if caller.language != Language::Cpp {
         return found;
     }
-    let found = resolve_function(lookup, caller, &constructor_path(path));
+    if found.is_empty() {
+        found = resolve_function(lookup, caller, &constructor_path(path));
+    }
+    // A bare name in a file that never names a Python framework is not the framework's: no
+    // `using` can bring it in there (`str(boost::format(..))` is `boost::str`, found through its
+    // argument, not `pybind11::str`).
+    if !caller.names_framework && !path.contains("::") {
+        found.retain(|&id| !lookup.function(id).framework);
+    }
     if !found.is_empty() {
         return found;
     }

@@ -34,7 +34,10 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
     let mut walker = Walker {
         k: knowledge,
         krate,
-        model: FileModel::default(),
+        model: FileModel {
+            names_framework: true,
+            ..FileModel::default()
+        },
         module,
         self_type: None,
         usings: Vec::new(),

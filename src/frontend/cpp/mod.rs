@@ -97,6 +97,13 @@ pub fn project_macros(text: &str, knowledge: &Knowledge) -> Vec<ProjectMacro> {
     let mut found = c_api_style_definitions(text, &pending, knowledge);
     let mut switching: FxHashMap<String, GilState> = FxHashMap::default();
     let switch_to = |switching: &FxHashMap<String, GilState>, w: &String| {
+        // A name the pre-pass rewrites switches as its rewrite does (`#define GUI_BLOCK_THREADS
+        // Py_BLOCK_THREADS`, which becomes `Py_BLOCK();`).
+        let rewritten = knowledge.prepass_rewrite.get(w).and_then(|r| {
+            r.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .find(|word| !word.is_empty())
+        });
+        let w: &str = rewritten.unwrap_or(w);
         if knowledge.release_guards.contains(w)
             || knowledge.release_calls.contains(w)
             || knowledge.release_wrappers.contains(w)
@@ -527,7 +534,10 @@ pub fn extract(text: &str, knowledge: &Knowledge) -> Result<FileModel, String> {
     let mut walker = Walker {
         src: cleaned.as_bytes(),
         k: knowledge,
-        model: FileModel::default(),
+        model: FileModel {
+            names_framework: names_framework(&cleaned, knowledge),
+            ..FileModel::default()
+        },
         scope: Vec::new(),
         usings: Vec::new(),
         shared_scope: SharedNames::default(),
@@ -544,10 +554,13 @@ pub fn extract(text: &str, knowledge: &Knowledge) -> Result<FileModel, String> {
         frames: Vec::new(),
         depth: 0,
         extern_c: false,
-        names_framework: names_framework(&cleaned, knowledge),
     };
     walker.visit(tree.root_node());
-    Ok(walker.model)
+    let mut model = walker.model;
+    // A file that defines the framework's own functions names it, whatever macro opened its
+    // namespace.
+    model.names_framework |= model.functions.iter().any(|f| f.framework);
+    Ok(model)
 }
 
 #[derive(Clone, Copy)]
@@ -659,9 +672,6 @@ struct Walker<'a> {
     depth: usize,
     /// Inside `extern "C" { ... }` or before an `extern "C"` definition.
     extern_c: bool,
-    /// Whether the file names a framework namespace: only then may an object whose type is not
-    /// known here be a framework object.
-    names_framework: bool,
 }
 
 /// Whether `text` names one of the frameworks' namespaces (`py::`, `namespace py = pybind11;`,
@@ -701,6 +711,35 @@ fn names_framework(text: &str, knowledge: &Knowledge) -> bool {
         }
     }
     false
+}
+
+/// The bodies through which control leaves a `try` statement normally: the `try` block and
+/// each handler (C++ `catch`, SEH `__except`; a `__finally` runs on both paths and is no
+/// alternative).
+fn try_branches<'t>(statement: Node<'t>) -> Vec<Node<'t>> {
+    let mut cursor = statement.walk();
+    statement
+        .child_by_field_name("body")
+        .into_iter()
+        .chain(
+            statement
+                .named_children(&mut cursor)
+                .filter(|c| matches!(c.kind(), "catch_clause" | "seh_except_clause"))
+                .filter_map(|c| c.child_by_field_name("body")),
+        )
+        .collect()
+}
+
+/// Of the GIL switches `switches`, the last at the top level of `branch` (lasting to its end):
+/// the state the branch ends in.
+fn ends_in<'s>(switches: &'s [GilSwitch], branch: Node) -> Option<&'s GilSwitch> {
+    switches
+        .iter()
+        .filter(|s| {
+            branch.byte_range().contains(&(s.span.start as usize))
+                && s.scope.end >= branch.end_byte() as u32
+        })
+        .max_by_key(|s| s.span.start)
 }
 
 /// Standard smart pointers, often written without `std::`: their `lock()` is no mutex's.
@@ -846,7 +885,7 @@ impl<'a> Walker<'a> {
         let names = |set| {
             self.names(set, ty_path)
                 || !ty_path.contains("::")
-                    && self.names_framework
+                    && self.model.names_framework
                     && self.k.in_framework_namespace(set, ty_path)
         };
         if names(&self.k.release_guards) {
@@ -1041,6 +1080,12 @@ impl<'a> Walker<'a> {
                 let before = self.function().map_or(0, |f| f.gil_switches.len());
                 self.visit_children(node);
                 self.switch_after_if(node, before);
+            }
+            "try_statement" | "seh_try_statement" => {
+                let before = self.function().map_or(0, |f| f.gil_switches.len());
+                self.visit_children(node);
+                let branches = try_branches(node);
+                self.switch_after_branches(node, &branches, before);
             }
             // `if (Guard g; cond)`, `for (Guard g; ...)`: what the condition or the loop's
             // initialiser declares lives to the end of the statement (an `else` included), not
@@ -2085,8 +2130,7 @@ impl<'a> Walker<'a> {
     /// The GIL state an `if` statement leaves for the rest of the block, from the switches its
     /// branches made (those from index `before`): a branch's switch ends with the branch, but
     /// - when both branches end in one state (each switches the GIL at its top level), that state
-    ///   holds after the `if`: `if (setjmp(env)) { END_THREADS; goto fail; } else { ...;
-    ///   END_THREADS; }`;
+    ///   holds after the `if` (see [`Walker::switch_after_branches`]);
     /// - a restore guarded by a test of the very state it restores, `if (_save)
     ///   PyEval_RestoreThread(_save);` (also in a field, `obj->tstate`), takes the GIL on every
     ///   path where this code had released it: the saved state is set exactly while it is released
@@ -2095,47 +2139,58 @@ impl<'a> Walker<'a> {
         let Some(consequence) = node.child_by_field_name("consequence") else {
             return;
         };
-        let alternative = node.child_by_field_name("alternative").map(|a| {
-            a.named_child(0)
-                .filter(|_| a.kind() == "else_clause")
-                .unwrap_or(a)
-        });
-        let condition = node
-            .child_by_field_name("condition")
-            .map(|c| self.text(c).to_string());
+        if let Some(alternative) = node.child_by_field_name("alternative") {
+            let alternative = alternative
+                .named_child(0)
+                .filter(|_| alternative.kind() == "else_clause")
+                .unwrap_or(alternative);
+            return self.switch_after_branches(node, &[consequence, alternative], before);
+        }
+        let Some(condition) = node.child_by_field_name("condition") else {
+            return;
+        };
+        let condition = self.text(condition).to_string();
         let src = self.src;
         let rest = node.end_byte() as u32..self.block_end();
         let Some(function) = self.function() else {
             return;
         };
         let new = function.gil_switches.get(before..).unwrap_or_default();
-        // The last switch at the top level of a branch: the state the branch ends in.
-        let ends_in = |branch: Node| {
-            new.iter()
-                .filter(|s| {
-                    branch.byte_range().contains(&(s.span.start as usize))
-                        && s.scope.end >= branch.end_byte() as u32
-                })
-                .max_by_key(|s| s.span.start)
-        };
-        let after = match alternative {
-            Some(alternative) => ends_in(consequence)
-                .zip(ends_in(alternative))
-                .filter(|(a, b)| a.to == b.to)
-                .map(|(_, b)| b),
-            None => ends_in(consequence).filter(|s| {
-                s.to == GilState::Held
-                    && condition.as_deref().is_some_and(|c| {
-                        let call =
-                            std::str::from_utf8(&src[s.span.start as usize..s.span.end as usize]);
-                        restores_tested_state(c, call.unwrap_or(""))
-                    })
-            }),
-        };
+        let after = ends_in(new, consequence).filter(|s| {
+            s.to == GilState::Held && {
+                let call = std::str::from_utf8(&src[s.span.start as usize..s.span.end as usize]);
+                restores_tested_state(&condition, call.unwrap_or(""))
+            }
+        });
         if let Some(after) = after {
             let switch = GilSwitch {
                 scope: rest,
                 ..after.clone()
+            };
+            function.gil_switches.push(switch);
+        }
+    }
+
+    /// The GIL state a statement whose `branches` are the ways control reaches its end leaves
+    /// for the rest of the block, from the switches they made (those from index `before`): when
+    /// every branch ends in one state (each switches the GIL at its top level), that state holds
+    /// after the statement. An `if` and its `else`: `if (setjmp(env)) { END_THREADS; goto fail; }
+    /// else { ...; END_THREADS; }`; a `try` block and its handlers: `__try { ..;
+    /// PyEval_RestoreThread(_save); } __except (..) { PyEval_RestoreThread(_save); .. }`.
+    fn switch_after_branches(&mut self, statement: Node, branches: &[Node], before: usize) {
+        let rest = statement.end_byte() as u32..self.block_end();
+        let Some(function) = self.function() else {
+            return;
+        };
+        let new = function.gil_switches.get(before..).unwrap_or_default();
+        let mut ends = branches.iter().map(|&branch| ends_in(new, branch));
+        let Some(Some(first)) = ends.next() else {
+            return;
+        };
+        if ends.all(|end| end.is_some_and(|end| end.to == first.to)) {
+            let switch = GilSwitch {
+                scope: rest,
+                ..first.clone()
             };
             function.gil_switches.push(switch);
         }
@@ -2221,7 +2276,7 @@ impl<'a> Walker<'a> {
         if self.names(&self.k.worker_calls, &path) && self.run_on_workers(node, &shown, &args) {
             return;
         }
-        if self.names_framework
+        if self.model.names_framework
             && self
                 .type_of(callee)
                 .is_some_and(|ty| self.names(&self.k.acquiring_callables, &self.path_of_text(&ty)))
@@ -3572,7 +3627,7 @@ impl<'a> Walker<'a> {
             self.k.member_calls.contains(method) && !self.k.member_calls_common.contains(method)
         };
         let Some(receiver) = receiver else {
-            return self.names_framework || framework_own(method);
+            return self.model.names_framework || framework_own(method);
         };
         // What the framework's own method returns (`obj.attr("x").cast<T>()`) is its object.
         if receiver.kind() == "call_expression"
@@ -3584,14 +3639,14 @@ impl<'a> Walker<'a> {
         }
         match self.receiver_class(receiver, arrow) {
             Some(class) => self.names(&self.k.python_types, &class),
-            None => self.names_framework || framework_own(method),
+            None => self.model.names_framework || framework_own(method),
         }
     }
 
     /// A receiver of unknown type: possibly a framework object only where the file names a
     /// framework.
     fn unknown_receiver(&self) -> Receiver {
-        if self.names_framework {
+        if self.model.names_framework {
             Receiver::Object
         } else {
             Receiver::Native
@@ -3630,7 +3685,7 @@ impl<'a> Walker<'a> {
         Some(Receiver::Field {
             name: name.into(),
             arrow,
-            native: !self.names_framework,
+            native: !self.model.names_framework,
         })
     }
 
