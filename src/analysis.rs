@@ -147,6 +147,8 @@ struct Builder<'p> {
     held_ids: FxHashMap<Vec<LockId>, usize>,
     held_sets: Vec<Vec<LockId>>,
     edges: BTreeMap<Edge, BTreeMap<Span, Witness>>,
+    /// See [`Builder::filled_at_import`].
+    filled_at_import: FxHashSet<Lock>,
 }
 
 impl Facts {
@@ -159,8 +161,10 @@ impl Facts {
             held_ids: FxHashMap::default(),
             held_sets: Vec::new(),
             edges: BTreeMap::new(),
+            filled_at_import: FxHashSet::default(),
         };
         builder.held_set(Vec::new());
+        builder.filled_at_import = builder.filled_at_import();
         let reaches: Vec<Reach> = (0..program.bindings.len())
             .map(|binding| {
                 let reach = builder.explore(binding);
@@ -238,6 +242,59 @@ impl Builder<'_> {
         self.held_sets.len() - 1
     }
 
+    /// The once cells and lazy statics that a module's initialiser fills, on a path of calls
+    /// that are no guess: the initialiser runs at import, before any other binding of the module
+    /// can be called, so every later use finds them filled, and nobody waits for them or runs
+    /// their initialiser again (a `static DEFER: OnceCell<..>` that `#[pymodule]` fills first).
+    fn filled_at_import(&mut self) -> FxHashSet<Lock> {
+        let mut filled = FxHashSet::default();
+        let inits =
+            (0..self.program.bindings.len()).filter(|&b| self.program.bindings[b].module_init);
+        for binding in inits.collect::<Vec<_>>() {
+            let reach = self.explore(binding);
+            let mut sure: Vec<bool> = Vec::with_capacity(reach.order.len());
+            for (node, pred) in reach.order.iter().zip(&reach.preds) {
+                let node_sure = match *pred {
+                    Pred::Entry => true,
+                    Pred::Call {
+                        caller, guessed, ..
+                    } => !guessed && sure[caller],
+                };
+                sure.push(node_sure);
+                if !node_sure {
+                    continue;
+                }
+                let regions = &self.program.functions[node.function].lock_regions;
+                filled.extend(
+                    regions
+                        .iter()
+                        .filter(|r| {
+                            matches!(
+                                r.kind,
+                                LockKind::Once | LockKind::Lazy | LockKind::StaticInit
+                            )
+                        })
+                        .map(|r| Lock {
+                            kind: r.kind.clone(),
+                            name: r.lock.clone(),
+                        }),
+                );
+            }
+        }
+        filled
+    }
+
+    /// Whether another thread can hold or wait for the lock of `region` while `node` runs: not
+    /// when it is a field of an object that is not yet published, nor when it is a once cell
+    /// filled at import (see [`Builder::filled_at_import`]).
+    fn contended(&self, region: &LockRegion, node: Node) -> bool {
+        let filled_at_import = self.filled_at_import.contains(&Lock {
+            kind: region.kind.clone(),
+            name: region.lock.clone(),
+        });
+        !(region.member && node.unpublished || filled_at_import)
+    }
+
     /// The locks held at `offset` in `node`'s function.
     fn locks_at(&mut self, node: Node, offset: u32) -> Vec<LockId> {
         self.locks_where(node, |r| r.scope.contains(&offset))
@@ -250,7 +307,7 @@ impl Builder<'_> {
         let regions: Vec<(LockKind, String)> = f
             .lock_regions
             .iter()
-            .filter(|r| keep(r) && contended(r, node))
+            .filter(|r| keep(r) && self.contended(r, node))
             .map(|r| (r.kind.clone(), r.lock.clone()))
             .collect();
         locks.extend(
@@ -377,7 +434,7 @@ impl Builder<'_> {
             let mut found: Vec<(Edge, Span, String)> = Vec::new();
             for region in &f.lock_regions {
                 if region.waits
-                    && contended(region, node)
+                    && self.contended(region, node)
                     && f.gil_state_at(region.span.start, state) == GilState::Held
                 {
                     let lock = self.lock_id(region.kind.clone(), &region.lock);
@@ -456,12 +513,6 @@ impl Builder<'_> {
             }
         }
     }
-}
-
-/// Whether another thread can hold or wait for the lock of `region` while `node` runs: not when
-/// it is a field of an object that is not yet published.
-fn contended(region: &LockRegion, node: Node) -> bool {
-    !(region.member && node.unpublished)
 }
 
 /// Whether the analysis reads the text of this model's file: a once region's call is quoted in

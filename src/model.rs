@@ -406,6 +406,10 @@ pub struct Binding {
     /// the threads it starts need an unlucky interleaving, so only those are reported from it.
     #[serde(default)]
     pub test: bool,
+    /// The module's initialiser (`#[pymodule]`): run once, at import, before any other binding
+    /// of the module can be called.
+    #[serde(default)]
+    pub module_init: bool,
 }
 
 /// What one front-end extracted from one file.

@@ -510,6 +510,15 @@ enum Static {
     Typed(String),
 }
 
+/// What a Rust function with a binding or test attribute is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Entry {
+    Binding,
+    /// A module's initialiser (see [`Binding::module_init`]).
+    ModuleInit,
+    Test,
+}
+
 struct Walker<'k> {
     k: &'k Knowledge,
     krate: String,
@@ -794,11 +803,13 @@ impl Walker<'_> {
         match item {
             Item::Fn(f) => {
                 let id = self.function(&f.sig, &f.block, FunctionKind::Free);
-                if self.has_attribute(&f.attrs, &self.k.rust.function_attributes) {
-                    let name = python_name(&f.attrs).unwrap_or_else(|| f.sig.ident.to_string());
-                    self.bind(name, f.sig.ident.span(), id, false);
+                let name = || python_name(&f.attrs).unwrap_or_else(|| f.sig.ident.to_string());
+                if self.has_attribute(&f.attrs, &self.k.rust.module_init_attributes) {
+                    self.bind(name(), f.sig.ident.span(), id, Entry::ModuleInit);
+                } else if self.has_attribute(&f.attrs, &self.k.rust.function_attributes) {
+                    self.bind(name(), f.sig.ident.span(), id, Entry::Binding);
                 } else if self.has_attribute(&f.attrs, &self.k.rust.test_attributes) {
-                    self.bind(f.sig.ident.to_string(), f.sig.ident.span(), id, true);
+                    self.bind(f.sig.ident.to_string(), f.sig.ident.span(), id, Entry::Test);
                 }
             }
             Item::Impl(i) => {
@@ -826,7 +837,12 @@ impl Walker<'_> {
                         if binds {
                             let name =
                                 python_name(&m.attrs).unwrap_or_else(|| m.sig.ident.to_string());
-                            self.bind(format!("{ty}.{name}"), m.sig.ident.span(), id, false);
+                            self.bind(
+                                format!("{ty}.{name}"),
+                                m.sig.ident.span(),
+                                id,
+                                Entry::Binding,
+                            );
                         }
                     }
                 }
@@ -1075,7 +1091,8 @@ impl Walker<'_> {
     }
 
     /// An entry point: a binding, entered attached, or a test, entered without the GIL.
-    fn bind(&mut self, name: String, span: SynSpan, id: FnId, test: bool) {
+    fn bind(&mut self, name: String, span: SynSpan, id: FnId, entry: Entry) {
+        let test = entry == Entry::Test;
         let scope = self.shared_scope();
         let usings = self.shared_usings.get(&self.usings);
         let at = span_of(span);
@@ -1093,6 +1110,7 @@ impl Walker<'_> {
             },
             guard: test.then_some((at, why)),
             test,
+            module_init: entry == Entry::ModuleInit,
         });
     }
 

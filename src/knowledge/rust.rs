@@ -78,6 +78,8 @@ struct Bindings {
     exclusive_borrow_types: Vec<String>,
     #[serde(default)]
     test_attributes: Vec<String>,
+    #[serde(default)]
+    module_init_attributes: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -167,6 +169,9 @@ pub struct RustKnowledge {
     /// Test functions (`#[test]`, `#[tokio::test]`): entry points entered without the GIL, as the
     /// test harness runs each on a thread of its own.
     pub test_attributes: HashSet<String>,
+    /// A module's initialiser (`#[pymodule]`, `#[pymodule_init]`): a binding run once, when the
+    /// module is imported, before any other binding of the module can be called.
+    pub module_init_attributes: HashSet<String>,
     pub once_methods: HashSet<String>,
     pub detached_once_methods: HashSet<String>,
     pub gil_cells: HashSet<String>,
@@ -213,7 +218,7 @@ pub struct RustKnowledge {
 
 impl RustKnowledge {
     pub(super) fn add(&mut self, file: RustFile) {
-        let pairs: [(&mut HashSet<String>, Vec<String>); 42] = [
+        let pairs: [(&mut HashSet<String>, Vec<String>); 43] = [
             (&mut self.release_closures, file.gil.release_closures),
             (&mut self.acquire_closures, file.gil.acquire_closures),
             (&mut self.acquire_calls, file.gil.acquire_calls),
@@ -292,6 +297,10 @@ impl RustKnowledge {
                 file.threads.barrier_wait_methods,
             ),
             (&mut self.test_attributes, file.bindings.test_attributes),
+            (
+                &mut self.module_init_attributes,
+                file.bindings.module_init_attributes,
+            ),
         ];
         for (set, names) in pairs {
             set.extend(names);

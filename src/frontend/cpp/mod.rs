@@ -2934,6 +2934,7 @@ impl<'a> Walker<'a> {
             },
             guard,
             test: false,
+            module_init: false,
         });
     }
 
