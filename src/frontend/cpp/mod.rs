@@ -123,10 +123,18 @@ pub fn project_macros(text: &str, knowledge: &Knowledge) -> Vec<ProjectMacro> {
         let before = pending.len();
         pending.retain(|definition| {
             let replacement = &definition.replacement;
+            // A body that only closes a block a release opened (`#define NPY_END_ALLOW_THREADS
+            // Py_END_ALLOW_THREADS`, rewritten `}`) takes the GIL back, as the block's end does.
             let Some((at, state)) = replacement
                 .iter()
                 .enumerate()
                 .find_map(|(at, w)| Some((at, switch_to(&switching, w)?)))
+                .or_else(|| {
+                    let closer = replacement
+                        .iter()
+                        .position(|w| rewrite_braces(w, knowledge) < 0)?;
+                    Some((closer, GilState::Held))
+                })
             else {
                 return true;
             };
@@ -135,10 +143,15 @@ pub fn project_macros(text: &str, knowledge: &Knowledge) -> Vec<ProjectMacro> {
                 .filter_map(|w| switch_to(&switching, w))
                 .any(|s| s != state);
             let name = definition.name.clone();
+            let argument_after_switch = definition.params.as_ref().is_some_and(|params| {
+                runs_argument_after(&definition.body, &replacement[at], params)
+            });
+            if !argument_after_switch && block_closes_in_body(replacement, at, knowledge) {
+                // Released and taken back inside the body: the caller's state is unchanged.
+                return false;
+            }
             match &definition.params {
-                Some(params) => {
-                    let argument_after_switch =
-                        runs_argument_after(&definition.body, &replacement[at], params);
+                Some(_) => {
                     // A body that switches both ways around no argument is a scope of its own:
                     // kept as a wrapper, as before switches were told apart.
                     if argument_after_switch || switches_both {
@@ -436,6 +449,27 @@ fn runs_argument_after(body: &str, switch: &str, params: &[String]) -> bool {
         }
     }
     false
+}
+
+/// Whether the switch at `replacement[at]` is the pre-pass rewrite of a block opener
+/// (`Py_BEGIN_ALLOW_THREADS`, rewritten `{PyEval_SaveThread();`) whose block a later word of the
+/// same replacement closes (`Py_END_ALLOW_THREADS`, rewritten `}`).
+fn block_closes_in_body(replacement: &[String], at: usize, knowledge: &Knowledge) -> bool {
+    if rewrite_braces(&replacement[at], knowledge) <= 0 {
+        return false;
+    }
+    let mut depth = 0;
+    replacement[at..].iter().any(|w| {
+        depth += rewrite_braces(w, knowledge);
+        depth <= 0
+    })
+}
+
+/// How many more blocks the pre-pass rewrite of `word` opens than it closes.
+fn rewrite_braces(word: &str, knowledge: &Knowledge) -> isize {
+    knowledge.prepass_rewrite.get(word).map_or(0, |r| {
+        r.matches('{').count() as isize - r.matches('}').count() as isize
+    })
 }
 
 /// A `#define`, continuation lines joined.
