@@ -478,6 +478,7 @@ pub fn analyse_files_opts(
             (Err(error), _) => errors.push(error),
         }
     }
+    program.qualify_member_locks();
     let graph = CallGraph::build(&program);
     let findings = lints::check_all(&program, &graph);
     drop(graph);

@@ -4,11 +4,13 @@
 //! Positions are byte offsets into the file's text. Everything a rule needs later is plain data, so
 //! front-ends run in worker threads and keep no syntax tree.
 
+use std::collections::HashMap;
 use std::ops::{Deref, Range};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 use thin_vec::ThinVec;
 
@@ -661,6 +663,10 @@ impl Functions {
             .flat_map_iter(|functions| functions.iter())
     }
 
+    fn iter_mut(&mut self) -> impl Iterator<Item = &mut Function> {
+        self.by_file.iter_mut().flatten()
+    }
+
     fn push_file(&mut self, functions: Vec<Function>) {
         let file = self.by_file.len() as u32;
         self.places
@@ -746,6 +752,36 @@ impl Program {
         &self.files[id as usize]
     }
 
+    /// Names each C++ lock that is a field of the method's object (`mutex_`) after the class
+    /// that declares the field, the method's class or a base of it (`Patch::mutex_`): two
+    /// classes that both call their lock `mutex_` hold two different mutexes. A field declared
+    /// in no class in sight keeps its bare name. Runs once every file is added.
+    pub fn qualify_member_locks(&mut self) {
+        let mut declaring: FxHashMap<(String, String), Option<String>> = FxHashMap::default();
+        let (classes, fields) = (&self.classes, &self.fields);
+        for function in self.functions.iter_mut() {
+            if !function.lock_regions.iter().any(|r| r.member) {
+                continue;
+            }
+            let Some(owner) = owner_class(&function.qualname) else {
+                continue;
+            };
+            for region in function.lock_regions.iter_mut().filter(|r| r.member) {
+                let field = region.lock.strip_prefix("this->").unwrap_or(&region.lock);
+                if !field.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    continue;
+                }
+                let key = (owner.to_string(), field.to_string());
+                let class = declaring
+                    .entry(key)
+                    .or_insert_with(|| declaring_class(classes, fields, owner, field));
+                if let Some(class) = class {
+                    region.lock = format!("{class}::{field}");
+                }
+            }
+        }
+    }
+
     /// Appends one file's model, turning its file-local function ids into program ids.
     pub fn add_file(&mut self, mut source: SourceFile, model: FileModel) {
         source.names_framework = model.names_framework;
@@ -785,6 +821,48 @@ impl Program {
         }
         self.files.push(source);
     }
+}
+
+/// The qualified class a method belongs to, or the method a lambda is written in:
+/// `ns::Patch` for `ns::Patch::resize` and `ns::Patch::resize::{lambda#1}`.
+fn owner_class(qualname: &str) -> Option<&str> {
+    let mut function = qualname;
+    while let Some((outer, last)) = function.rsplit_once("::") {
+        function = outer;
+        if !last.starts_with('{') {
+            return Some(function);
+        }
+    }
+    None
+}
+
+/// The class, `class` or one of its bases (as far as they are in sight), that declares
+/// `field`, by its last segment.
+fn declaring_class(
+    classes: &HashMap<String, Vec<String>>,
+    fields: &FieldTypes,
+    class: &str,
+    field: &str,
+) -> Option<String> {
+    let mut pending = vec![class.to_string()];
+    let mut seen = FxHashSet::default();
+    while let Some(class) = pending.pop() {
+        let name = last_segment(class.split('<').next().unwrap_or(&class)).trim();
+        if !seen.insert(name.to_string()) || seen.len() > 64 {
+            continue;
+        }
+        if fields.get(name).is_some_and(|f| f.contains_key(field)) {
+            return Some(name.to_string());
+        }
+        // Bases are written as the derived class's file names them: matched by last segment.
+        pending.extend(
+            classes
+                .iter()
+                .filter(|(qualified, _)| last_segment(qualified) == name)
+                .flat_map(|(_, bases)| bases.iter().cloned()),
+        );
+    }
+    None
 }
 
 fn set_file(function: &mut Function, file: FileId) {

@@ -17,7 +17,8 @@ pub const PYBIND11: &str =
 
 /// `files` as `(path, text)` modelled with the built-in knowledge, and the analysis of them.
 pub fn analyse(files: &[(&str, &str)]) -> (Program, Facts) {
-    let program = program(files);
+    let mut program = program(files);
+    program.qualify_member_locks();
     let graph = CallGraph::build(&program);
     let facts = Facts::build(&program, &graph);
     (program, facts)

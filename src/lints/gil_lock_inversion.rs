@@ -165,7 +165,7 @@ mod tests {
                 rule: "gil-lock-inversion",
                 line: line_of(&text, "// acquires"),
                 function: "Registry::publish".into(),
-                message: "the GIL is taken while holding mutex `mutex_`, which other \
+                message: "the GIL is taken while holding mutex `Registry::mutex_`, which other \
                           paths wait for while holding the GIL"
                     .into(),
             }]

@@ -1946,7 +1946,9 @@ impl<'a> Walker<'a> {
         }
         match root.kind() {
             "this" => true,
-            "identifier" => {
+            // `std::lock_guard<std::mutex> lock(mutex_);` read as a function declarator: the
+            // mutex is a parameter declaration's type.
+            "identifier" | "parameter_declaration" | "type_identifier" => {
                 let name = self.text(root);
                 self.instance_fields.contains(name)
                     && self.frames.last().is_some_and(|f| {
