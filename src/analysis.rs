@@ -43,6 +43,9 @@ pub struct Node {
     /// call noted [`crate::model::CallNote::Unpublished`], or a call on `this` from such a method): the locks
     /// that are the object's fields cannot be contended, so they are left out.
     pub unpublished: bool,
+    /// The caller's lock that the call lends the function as a lock guard parameter it unlocks,
+    /// with the parameter (see [`crate::model::Function::unlocked_params`]).
+    pub lent: Option<(u32, LockId)>,
 }
 
 /// How a node was first reached.
@@ -297,7 +300,30 @@ impl Builder<'_> {
 
     /// The locks held at `offset` in `node`'s function.
     fn locks_at(&mut self, node: Node, offset: u32) -> Vec<LockId> {
-        self.locks_where(node, |r| r.scope.contains(&offset))
+        let mut locks = self.locks_where(node, |r| r.scope.contains(&offset));
+        if let Some((param, lock)) = node.lent
+            && self.program.functions[node.function]
+                .unlocked_params
+                .iter()
+                .any(|(p, range)| *p == param && range.contains(&offset))
+        {
+            locks.retain(|&held| held != lock);
+        }
+        locks
+    }
+
+    /// The lock that call `call` of `caller` lends `callee` as a guard the callee unlocks, with
+    /// the parameter.
+    fn lent_lock(&mut self, caller: FnId, call: usize, callee: FnId) -> Option<(u32, LockId)> {
+        let unlocked = &self.program.functions[callee].unlocked_params;
+        let (param, region) = self.program.functions[caller]
+            .lent_guards(call)
+            .find(|(argument, _)| unlocked.iter().any(|(p, _)| p == argument))?;
+        let lock = Lock {
+            kind: region.kind.clone(),
+            name: region.lock.clone(),
+        };
+        Some((param, self.lock_id(lock.kind, &lock.name)))
     }
 
     /// The locks held by `node`'s callers and those of its function's regions that `keep`.
@@ -335,6 +361,7 @@ impl Builder<'_> {
                 held: 0,
                 entered_from: None,
                 unpublished: false,
+                lent: None,
             };
             reach.add(&mut seen, node, Pred::Entry);
         }
@@ -393,6 +420,7 @@ impl Builder<'_> {
                             entered_from,
                             unpublished: f.unpublished_receiver(call)
                                 || node.unpublished && on_this,
+                            lent: self.lent_lock(node.function, call, function),
                         };
                         if self.graph.guessed(node.function, call) {
                             if guesses < MAX_GUESSES_PER_PATH {

@@ -375,6 +375,9 @@ fn fits(model: &FileModel, text: &str) -> bool {
                 (*call as usize) < f.calls.len()
                     && match note {
                         CallNote::PassedTo(call, ..) => (*call as usize) < f.calls.len(),
+                        CallNote::LendsGuard { region, .. } => {
+                            (*region as usize) < f.lock_regions.len()
+                        }
                         CallNote::Spawns(_)
                         | CallNote::Unpublished
                         | CallNote::ArgumentTypes(_)
@@ -384,6 +387,7 @@ fn fits(model: &FileModel, text: &str) -> bool {
             && f.kept_params
                 .iter()
                 .all(|(_, handed)| handed.is_none_or(|(call, _)| (call as usize) < f.calls.len()))
+            && f.unlocked_params.iter().all(|(_, range)| in_text(range))
             && f.py_uses.iter().all(|u| span(&u.span))
             && f.gil_switches
                 .iter()

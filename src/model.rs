@@ -159,6 +159,11 @@ pub struct Function {
     /// by a lambda so stored; `(index, Some((call, argument)))` for one handed on as that
     /// argument of that call (`impl->add(std::move(f))`), kept when every callee keeps it.
     pub kept_params: ThinVec<(u32, Option<(u32, u32)>)>,
+    /// The lock guards a caller lends this function by reference (`std::unique_lock<std::mutex>
+    /// &lock`) and that it unlocks (C++): `(parameter, range)` where the caller's lock is not
+    /// held, from `lock.unlock()` to the next `lock.lock()` or the end of the body (see
+    /// [`CallNote::LendsGuard`]).
+    pub unlocked_params: ThinVec<(u32, Range<u32>)>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -190,6 +195,10 @@ pub enum CallNote {
     /// The lambda (a `Direct` target) is not called here but kept in a container for later
     /// (`handlers[id] = [cb] { .. }`, `tasks.push_back([=] { .. })`).
     Kept,
+    /// Argument `argument` is a local lock guard of this function holding the lock of its
+    /// region number `region`: a callee that unlocks the guard (see
+    /// [`Function::unlocked_params`]) does not hold that lock meanwhile.
+    LendsGuard { argument: u32, region: u32 },
 }
 
 /// What becomes of a lambda passed to a call none of whose callees calls that parameter.
@@ -901,6 +910,7 @@ impl Function {
             gil_switches: ThinVec::new(),
             lock_regions: ThinVec::new(),
             kept_params: ThinVec::new(),
+            unlocked_params: ThinVec::new(),
         }
     }
 
@@ -939,7 +949,8 @@ impl Function {
                 CallNote::PassedTo(..)
                 | CallNote::Spawns(_)
                 | CallNote::Unpublished
-                | CallNote::Kept => None,
+                | CallNote::Kept
+            | CallNote::LendsGuard { .. } => None,
             })
             .unwrap_or(&[])
     }
@@ -960,7 +971,8 @@ impl Function {
             CallNote::Spawns(_)
             | CallNote::Unpublished
             | CallNote::ArgumentTypes(_)
-            | CallNote::Kept => None,
+            | CallNote::Kept
+            | CallNote::LendsGuard { .. } => None,
         })
     }
 
@@ -971,7 +983,8 @@ impl Function {
             CallNote::PassedTo(..)
             | CallNote::Unpublished
             | CallNote::ArgumentTypes(_)
-            | CallNote::Kept => None,
+            | CallNote::Kept
+            | CallNote::LendsGuard { .. } => None,
         })
     }
 
@@ -979,6 +992,17 @@ impl Function {
     pub fn unpublished_receiver(&self, call: usize) -> bool {
         self.notes(call)
             .any(|note| matches!(note, CallNote::Unpublished))
+    }
+
+    /// The regions of this function whose locks call `call` lends to its callee, by argument
+    /// (see [`CallNote::LendsGuard`]).
+    pub fn lent_guards(&self, call: usize) -> impl Iterator<Item = (u32, &LockRegion)> {
+        self.notes(call).filter_map(|note| match note {
+            CallNote::LendsGuard { argument, region } => {
+                Some((*argument, self.lock_regions.get(*region as usize)?))
+            }
+            _ => None,
+        })
     }
 
     /// See [`CallNote::Kept`].

@@ -1889,14 +1889,40 @@ impl<'a> Walker<'a> {
             .iter()
             .any(Option::is_some)
             .then_some(CallNote::ArgumentTypes(types));
+        let lent = self.lent_guards(&arguments);
         let site = CallSite {
             span: span(node),
             target,
             args: arguments.len() as u32,
         };
         if let Some(function) = self.function() {
-            function.push_call(site, note.into_iter().chain(types));
+            function.push_call(site, note.into_iter().chain(types).chain(lent));
         }
+    }
+
+    /// A [`CallNote::LendsGuard`] for each of `arguments` that is a local lock guard holding a
+    /// lock of this function.
+    fn lent_guards(&self, arguments: &[Node]) -> Vec<CallNote> {
+        let (Some(frame), Some(function)) = (self.frames.last(), self.frames.last().map(|f| f.id))
+        else {
+            return Vec::new();
+        };
+        let regions = &self.model.functions[function].lock_regions;
+        arguments
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.kind() == "identifier")
+            .filter_map(|(argument, &a)| {
+                let guard = frame.lock_guards.get(self.text(a))?;
+                let region = regions
+                    .iter()
+                    .rposition(|r| r.kind == guard.kind && r.lock == guard.lock)?;
+                Some(CallNote::LendsGuard {
+                    argument: argument as u32,
+                    region: region as u32,
+                })
+            })
+            .collect()
     }
 
     /// A use of local `node`: unless it reads or writes one of the object's fields, it may give
@@ -3402,6 +3428,9 @@ impl<'a> Walker<'a> {
 
     /// `m.lock()` holds `m` until `m.unlock()` or the end of the block.
     fn lock_method(&mut self, call: Node, receiver: Node, method: &str) {
+        if self.lent_guard_method(call, receiver, method) {
+            return;
+        }
         let guard = self
             .frames
             .last()
@@ -3451,6 +3480,43 @@ impl<'a> Walker<'a> {
         {
             open.scope.end = at;
         }
+    }
+
+    /// `lock.unlock()` / `lock.lock()` on a lock guard the caller lends by reference
+    /// (`std::unique_lock<std::mutex> &lock`): the caller's lock is not held from the one to the
+    /// other (see [`Function::unlocked_params`]). Whether `receiver` is such a parameter.
+    fn lent_guard_method(&mut self, call: Node, receiver: Node, method: &str) -> bool {
+        let Some(frame) = self.frames.last() else {
+            return false;
+        };
+        let name = self.text(receiver);
+        let (Some(&Local::Param(param)), Some(ty)) = (frame.locals.get(name), frame.types.get(name))
+        else {
+            return false;
+        };
+        if receiver.kind() != "identifier"
+            || frame.lock_guards.contains_key(name)
+            || !self.names(&self.k.lock_guard_types, ty.split('<').next().unwrap_or(ty))
+        {
+            return false;
+        }
+        let at = call.start_byte() as u32;
+        let body_end = frame.block_ends.first().copied().unwrap_or(at);
+        let unlocking = self.k.unlock_methods.contains(method);
+        let Some(function) = self.function() else {
+            return true;
+        };
+        let open = function
+            .unlocked_params
+            .iter_mut()
+            .rev()
+            .find(|(p, range)| *p == param && range.contains(&at));
+        match (unlocking, open) {
+            (true, None) => function.unlocked_params.push((param, at..body_end)),
+            (false, Some((_, range))) => range.end = at,
+            _ => {}
+        }
+        true
     }
 
     /// `return o;` where `o` is a caller's Python object (a reference parameter): the returned
