@@ -122,11 +122,7 @@ impl<'t> Emptying<'_, 't> {
         }
         match node.kind() {
             "identifier" => Some(self.text(node)),
-            "field_expression" => node
-                .child_by_field_name("argument")
-                .filter(|a| a.kind() == "this")
-                .and(node.child_by_field_name("field"))
-                .map(|f| self.text(f)),
+            "field_expression" => super::this_field(node).map(|f| self.text(f)),
             _ => None,
         }
         .filter(|name| self.owned.contains(name))

@@ -1328,6 +1328,8 @@ impl<'a> Walker<'a> {
         };
         let parameters = function_declarator.child_by_field_name("parameters");
         let destructor = name.starts_with('~');
+        // `C::C` or `C` in the class `C` (a namespace's own `ns::ns` being rare).
+        let constructor = (in_class || written.contains("::")) && scope.last() == Some(&name);
         let class = scope.join("::");
         let scope = self.shared_scope.get(&scope);
         let id = self.new_function(
@@ -1359,9 +1361,106 @@ impl<'a> Walker<'a> {
             } else if let Some(acquire) = self.destroyed_after_body(id, &name, owned, body) {
                 self.defaulted_copies(&name, &fields, node, acquire);
             }
+        } else if constructor {
+            // A constructor runs where the project constructs its class (`new T`,
+            // `std::make_unique<T>`, `py::init<..>()`), each followed: no library or glue code
+            // calls it unseen, so one that takes the GIL first is no entry of its own.
+            self.unwound_fields(id, &name, &class, node, body);
         } else {
             self.acquiring_entry(id, &name, body);
         }
+    }
+
+    /// A constructor that takes the GIL itself and may throw under it (a `throw`, or a Python
+    /// call, which raises as `error_already_set`): unwinding destroys its guard first, then the
+    /// fields already constructed, in the state the constructor was entered in. A Python-object
+    /// field holding a reference by then (from the member initialisers, or assigned before the
+    /// throw) drops it without the GIL where the constructor is called with the GIL released.
+    fn unwound_fields(&mut self, id: FnId, name: &str, class: &str, definition: Node, body: Node) {
+        let Some(fields) = self.object_fields.get(class).cloned() else {
+            return;
+        };
+        let f = &self.model.functions[id];
+        let guarded = |at: u32| f.gil_state_at(at, GilState::Released) == GilState::Held;
+        let in_body = |at: u32| (body.start_byte()..body.end_byte()).contains(&(at as usize));
+        let mut throws: Vec<u32> = f
+            .py_uses
+            .iter()
+            .map(|u| u.span.start)
+            .filter(|&at| in_body(at) && guarded(at))
+            .collect();
+        let parameters: FxHashSet<&str> = definition
+            .child_by_field_name("declarator")
+            .and_then(|d| find_kind(d, "function_declarator"))
+            .and_then(|d| d.child_by_field_name("parameters"))
+            .map(|p| {
+                let mut cursor = p.walk();
+                p.named_children(&mut cursor)
+                    .filter_map(|p| p.child_by_field_name("declarator").and_then(declared_name))
+                    .map(|n| self.text(n))
+                    .collect()
+            })
+            .unwrap_or_default();
+        // Where each field is first given a reference in the body: `this->f = ..`, or `f = ..`
+        // where no parameter is named `f`.
+        let mut assigned: FxHashMap<&str, u32> = FxHashMap::default();
+        let mut stack = vec![body];
+        while let Some(node) = stack.pop() {
+            match node.kind() {
+                "lambda_expression" => continue,
+                "throw_statement" | "throw_expression" if guarded(node.start_byte() as u32) => {
+                    throws.push(node.start_byte() as u32);
+                }
+                "assignment_expression" => {
+                    let field = node
+                        .child_by_field_name("left")
+                        .and_then(|left| match this_field(left) {
+                            Some(field) => Some(self.text(field)),
+                            None => Some(self.text(left))
+                                .filter(|n| left.kind() == "identifier" && !parameters.contains(n)),
+                        });
+                    if let Some(field) = field {
+                        let at = assigned.entry(field).or_insert(u32::MAX);
+                        *at = (*at).min(node.start_byte() as u32);
+                    }
+                }
+                _ => {}
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.named_children(&mut cursor));
+        }
+        let Some(&last_throw) = throws.iter().max() else {
+            return;
+        };
+        let initialised: FxHashSet<&str> = definition
+            .named_children(&mut definition.walk())
+            .filter(|c| c.kind() == "field_initializer_list")
+            .flat_map(|list| {
+                let mut cursor = list.walk();
+                list.named_children(&mut cursor).collect::<Vec<_>>()
+            })
+            .filter_map(|i| i.named_child(0))
+            .map(|n| self.text(n))
+            .collect();
+        let uses: Vec<PyUse> = fields
+            .into_iter()
+            .filter(|(_, field, _)| {
+                initialised.contains(field.as_str())
+                    || assigned
+                        .get(field.as_str())
+                        .is_some_and(|&at| at < last_throw)
+            })
+            .map(|(at, field, ty)| PyUse {
+                span: at,
+                what: format!(
+                    "`{name}` may throw after its guard, destroying the `{ty}` field `{field}`"
+                ),
+                runs_code: false,
+                needs_gil_check: true,
+                at_destruction: true,
+            })
+            .collect();
+        self.model.functions[id].py_uses.extend(uses);
     }
 
     /// A function whose first statement takes the GIL for the rest of its body is made to be
@@ -2338,18 +2437,7 @@ impl<'a> Walker<'a> {
         if self.names(&self.k.worker_calls, &path) && self.run_on_workers(node, &shown, &args) {
             return;
         }
-        if self.model.names_framework
-            && self
-                .type_of(callee)
-                .is_some_and(|ty| self.names(&self.k.acquiring_callables, &self.path_of_text(&ty)))
-        {
-            // A `std::function` made from a Python callable takes the GIL when called.
-            self.add_gil_switch_over(callee, node, format!("`{shown}`"));
-            self.add_py_use(
-                callee,
-                format!("`{shown}`, which may wrap a Python callable, is called"),
-                true,
-            );
+        if self.call_acquiring_callable(node, callee, &shown) {
             return self.visit(arguments);
         }
         if self.names(&self.k.ready_after_import, &path) {
@@ -2393,11 +2481,7 @@ impl<'a> Walker<'a> {
                         .then_some(Local::PyCallable)
                 });
             match local {
-                Some(Local::PyCallable) => self.add_py_use(
-                    callee,
-                    format!("the Python object `{shown}` is called"),
-                    true,
-                ),
+                Some(Local::PyCallable) => self.call_python_object(callee, &shown),
                 Some(Local::Lambda(id)) => self.add_call(callee, CallTarget::Direct(id)),
                 Some(Local::Param(index)) => self.add_call(callee, CallTarget::Param(index)),
                 None => {
@@ -2594,12 +2678,56 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// A call of a `std::function` (a variable, parameter or field so declared, `f(..)` or
+    /// `this->f(..)`): one made from a Python callable takes the GIL for the call and runs
+    /// Python code. Whether `callee` is one.
+    fn call_acquiring_callable(&mut self, call: Node, callee: Node, shown: &str) -> bool {
+        if !self.model.names_framework
+            || !self
+                .type_of(callee)
+                .is_some_and(|ty| self.names(&self.k.acquiring_callables, &self.path_of_text(&ty)))
+        {
+            return false;
+        }
+        self.add_gil_switch_over(callee, call, format!("`{shown}`"));
+        self.add_py_use(
+            callee,
+            format!("`{shown}`, which may wrap a Python callable, is called"),
+            true,
+        );
+        true
+    }
+
+    /// A call of a Python object (`f(..)`, `this->f(..)`, where `f` is a `py::function` or
+    /// `py::object`): it runs Python code.
+    fn call_python_object(&mut self, callee: Node, shown: &str) {
+        self.add_py_use(
+            callee,
+            format!("the Python object `{shown}` is called"),
+            true,
+        );
+    }
+
     fn visit_member_call(&mut self, node: Node, callee: Node, args: &[Node]) {
         let Some(field) = callee.child_by_field_name("field") else {
             return self.visit_children(node);
         };
         let method = self.path(field);
         let receiver = callee.child_by_field_name("argument");
+        // `this->f(..)` calls the field `f` itself, as `f(..)` does, when `f` holds a callable
+        // value rather than naming a method.
+        if receiver.is_some_and(|r| r.kind() == "this")
+            && let Some(arguments) = node.child_by_field_name("arguments")
+        {
+            let shown = self.text(callee).to_string();
+            if self.call_acquiring_callable(node, callee, &shown) {
+                return self.visit(arguments);
+            }
+            if self.global_callables.contains(&method) {
+                self.call_python_object(callee, &shown);
+                return self.visit(arguments);
+            }
+        }
         if (self.k.def_methods.contains(&method) || self.k.property_methods.contains(&method))
             && self.register_binding(field, &method, receiver, args)
         {
@@ -3775,13 +3903,7 @@ impl<'a> Walker<'a> {
                 }
                 name
             }
-            "field_expression"
-                if receiver
-                    .child_by_field_name("argument")
-                    .is_some_and(|a| a.kind() == "this") =>
-            {
-                self.text(receiver.child_by_field_name("field")?)
-            }
+            "field_expression" => self.text(this_field(receiver)?),
             _ => return None,
         };
         self.frames.last()?;
@@ -3798,13 +3920,7 @@ impl<'a> Walker<'a> {
         let name = match receiver.kind() {
             "call_expression" => return self.returned_type(receiver),
             "identifier" => self.text(receiver),
-            "field_expression"
-                if receiver
-                    .child_by_field_name("argument")
-                    .is_some_and(|a| a.kind() == "this") =>
-            {
-                self.text(receiver.child_by_field_name("field")?)
-            }
+            "field_expression" => self.text(this_field(receiver)?),
             "pointer_expression" => return self.type_of(receiver.child_by_field_name("argument")?),
             "parenthesized_expression" => return self.type_of(receiver.named_child(0)?),
             // `(uv - offset).cast<int>()`: arithmetic keeps its left operand's type, as for
@@ -4114,6 +4230,13 @@ fn is_macro_name(name: &str) -> bool {
 }
 
 /// The first node of `kind` at or below `node`, looking through declarator wrappers.
+/// The field `f` of `this->f`.
+fn this_field(node: Node) -> Option<Node> {
+    node.child_by_field_name("argument")
+        .filter(|a| node.kind() == "field_expression" && a.kind() == "this")?;
+    node.child_by_field_name("field")
+}
+
 fn find_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
     if node.kind() == kind {
         return Some(node);
