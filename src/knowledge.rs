@@ -576,6 +576,7 @@ impl Knowledge {
             let all = self.rust.crates.entry(krate).or_default();
             all.fields.extend(types.fields);
             all.statics.extend(types.statics);
+            all.lazy_statics.extend(types.lazy_statics);
             all.contents.extend(types.contents);
         }
     }

@@ -950,7 +950,7 @@ impl Function {
                 | CallNote::Spawns(_)
                 | CallNote::Unpublished
                 | CallNote::Kept
-            | CallNote::LendsGuard { .. } => None,
+                | CallNote::LendsGuard { .. } => None,
             })
             .unwrap_or(&[])
     }

@@ -14,6 +14,7 @@ use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::{Expr, FnArg, ImplItem, Item, Pat, Type};
 
+use super::rust_scan::LAZY_STATIC_INIT;
 use crate::knowledge::Knowledge;
 use crate::model::{
     Binding, CallNote, CallSite, CallTarget, FileModel, FnId, Function, FunctionKind, GilState,
@@ -504,8 +505,8 @@ struct Frame {
 #[derive(Clone)]
 enum Static {
     /// `static X: Lazy<T> = Lazy::new(|| ...)` or `lazy_static!`: using it may wait for the
-    /// initialiser (a function of its own).
-    Lazy(FnId, Option<String>),
+    /// initialiser (a function of its own, in this file or, `None`, in the declaring file).
+    Lazy(Option<FnId>, Option<String>),
     /// Any other static, by its declared type name (`OnceLock`, `Mutex`, `GILOnceCell`).
     Typed(String),
 }
@@ -601,7 +602,12 @@ impl Walker<'_> {
                 .push((owner.clone(), ty.clone()));
         }
         for (name, ty) in &types.statics {
-            self.statics.insert(name.clone(), Static::Typed(ty.clone()));
+            let declared = if types.lazy_statics.contains(name) {
+                Static::Lazy(None, Some(ty.clone()))
+            } else {
+                Static::Typed(ty.clone())
+            };
+            self.statics.insert(name.clone(), declared);
         }
         self.lock_contents.extend(types.contents.iter().cloned());
     }
@@ -1127,10 +1133,10 @@ impl Walker<'_> {
         }
         let id = self.closure_function(
             closure,
-            &format!("{}::{name}::{{init}}", self.module.join("::")),
+            &format!("{}::{name}::{LAZY_STATIC_INIT}", self.module.join("::")),
         );
         self.statics
-            .insert(name.to_string(), Static::Lazy(id, type_name(ty)));
+            .insert(name.to_string(), Static::Lazy(Some(id), type_name(ty)));
     }
 
     /// `lazy_static! { static ref X: T = expr; ... }`.
@@ -1146,9 +1152,10 @@ impl Walker<'_> {
         };
         for (name, ty, expr) in entries {
             let id = self.new_function(
-                "{init}".to_string(),
-                format!("{}::{name}::{{init}}", self.module.join("::")),
-                FunctionKind::Lambda,
+                LAZY_STATIC_INIT.to_string(),
+                format!("{}::{name}::{LAZY_STATIC_INIT}", self.module.join("::")),
+                // A function of its own, which another file's use calls by name.
+                FunctionKind::Free,
                 name.span(),
                 (0, Some(0)),
             );
@@ -1157,7 +1164,7 @@ impl Walker<'_> {
             self.visit_expr(&expr);
             self.frames.pop();
             self.statics
-                .insert(name.to_string(), Static::Lazy(id, type_name(&ty)));
+                .insert(name.to_string(), Static::Lazy(Some(id), type_name(&ty)));
         }
     }
 
@@ -2493,11 +2500,18 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 member: false,
                 span: at,
                 kind: LockKind::Lazy,
-                lock: name,
+                lock: name.clone(),
                 scope: at.start..at.end,
                 waits: true,
             });
-            self.push_call(path.span(), CallTarget::Direct(init), 0, None);
+            let init = match init {
+                Some(id) => CallTarget::Direct(id),
+                None => CallTarget::Named {
+                    path: format!("{}::{LAZY_STATIC_INIT}", self.absolute(&name)).into(),
+                    receiver: Receiver::None,
+                },
+            };
+            self.push_call(path.span(), init, 0, None);
         }
     }
 
@@ -2539,7 +2553,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             return;
         }
         let segments = segment_names(&func.path);
-        let through_ffi = segments.iter().any(|s| rust.ffi_modules.contains(s));
+        // A C-API name called bare was imported (`use pyo3::ffi::PyCapsule_Import;`) or declared
+        // in an `extern "C"` block of the crate's own: the C API's all the same. Its `_` keeps
+        // tuple-struct constructors (`PyTokenizer(..)`) out.
+        let through_ffi = segments.iter().any(|s| rust.ffi_modules.contains(s))
+            || segments.len() == 1 && last.contains('_');
         // `ffi::PyGILState_Ensure()` / `ffi::PyEval_SaveThread()`: the C API's own switches, to the
         // end of the block (the knowledge of rules/cpython.toml).
         if through_ffi

@@ -6,7 +6,7 @@ use std::path::Path;
 use rustc_hash::FxHashSet as HashSet;
 
 use super::lexer::{RustLexer, Token, line_of};
-use super::scan::Definitions;
+use super::scan::{Definitions, key};
 use crate::knowledge::CrateTypes;
 
 /// The most nesting the Rust front-end is given: an upper bound on how deep syn's parser, the
@@ -135,6 +135,9 @@ fn generics_follow(lexer: &RustLexer) -> bool {
 /// of `impl` blocks (classes for the call graph, with the traits they implement as bases) and,
 /// as scopes, the module path the front-end derives from `path`, inline modules, `impl` types
 /// and traits.
+/// The name of a lazy static's initialiser, a function of its own (`X::{init}`).
+pub const LAZY_STATIC_INIT: &str = "{init}";
+
 pub fn scan_rust(text: &str, path: &Path) -> Definitions {
     let mut functions: HashSet<&str> = HashSet::default();
     let mut classes = Vec::new();
@@ -160,6 +163,11 @@ pub fn scan_rust(text: &str, path: &Path) -> Definitions {
                         functions.insert(name);
                     }
                     Some("mod" | "trait") => {
+                        scopes.insert(name.to_string());
+                    }
+                    // `static ref X` of `lazy_static!`: its initialiser, `X::{init}`.
+                    Some("ref") => {
+                        functions.insert(key(LAZY_STATIC_INIT));
                         scopes.insert(name.to_string());
                     }
                     _ => {}
@@ -342,9 +350,11 @@ pub fn declared_types(text: &str) -> CrateTypes {
             }
             "static" => {
                 let mut name = lexer.next();
+                let mut lazy = false;
                 while let Some(Token::Ident(s, e)) = name
                     && matches!(word(s, e), "ref" | "mut")
                 {
+                    lazy |= word(s, e) == "ref";
                     name = lexer.next();
                 }
                 if let (Some(Token::Ident(s, e)), Some(Token::Punct(b':'))) = (name, lexer.next())
@@ -352,6 +362,9 @@ pub fn declared_types(text: &str) -> CrateTypes {
                 {
                     let name = word(s, e).to_string();
                     types.contents.extend(content.map(|c| (name.clone(), c)));
+                    if lazy {
+                        types.lazy_statics.push(name.clone());
+                    }
                     types.statics.push((name, ty));
                 }
             }

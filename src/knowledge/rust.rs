@@ -317,6 +317,9 @@ pub struct CrateTypes {
     pub fields: Vec<(String, String, String)>,
     /// `(static, type name)`.
     pub statics: Vec<(String, String)>,
+    /// The statics of `lazy_static!` (`static ref X: T = ..`): their first use runs the
+    /// initialiser, a function named `X::{init}` in the declaring file's module.
+    pub lazy_statics: Vec<String>,
     /// `(lock, content type name)` for the fields (`Owner.field`) and statics whose type holds
     /// another (`RwLock<State>`): what a guard of theirs is used as.
     pub contents: Vec<(String, String)>,

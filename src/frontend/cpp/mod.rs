@@ -3618,7 +3618,8 @@ impl<'a> Walker<'a> {
             return false;
         };
         let name = self.text(receiver);
-        let (Some(&Local::Param(param)), Some(ty)) = (frame.locals.get(name), frame.types.get(name))
+        let (Some(&Local::Param(param)), Some(ty)) =
+            (frame.locals.get(name), frame.types.get(name))
         else {
             return false;
         };
