@@ -577,6 +577,16 @@ impl Knowledge {
             all.fields.extend(types.fields);
             all.statics.extend(types.statics);
             all.contents.extend(types.contents);
+            for (method, ty) in types.returns {
+                let known = self
+                    .rust
+                    .method_returns
+                    .entry(method)
+                    .or_insert(Some(ty.clone()));
+                if known.as_ref() != Some(&ty) {
+                    *known = None;
+                }
+            }
         }
     }
 

@@ -164,11 +164,15 @@ pub(crate) fn type_name(ty: &Type) -> Option<String> {
     }
 }
 
-/// `T` for `Result<T, E>` and `PyResult<T>`; any other type as it is.
+/// `T` for `Result<T, E>`, `PyResult<T>` and `Option<T>`: what `?` or `.unwrap()` gives; any
+/// other type as it is.
 fn result_value_type(ty: &Type) -> Option<&Type> {
     let Type::Path(p) = ty else { return Some(ty) };
     let last = p.path.segments.last()?;
-    if !matches!(last.ident.to_string().as_str(), "Result" | "PyResult") {
+    if !matches!(
+        last.ident.to_string().as_str(),
+        "Result" | "PyResult" | "Option"
+    ) {
         return Some(ty);
     }
     match &last.arguments {
@@ -177,6 +181,15 @@ fn result_value_type(ty: &Type) -> Option<&Type> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// The name of the type a function declared to return `ty` gives its callers once unwrapped
+/// (see [`result_value_type`]); `Self` is the impl's type, `owner`.
+pub(crate) fn returned_type_name(ty: &Type, owner: Option<&str>) -> Option<String> {
+    match type_name(result_value_type(ty)?)? {
+        this if this == "Self" => owner.map(str::to_string),
+        name => Some(name),
     }
 }
 
@@ -748,7 +761,7 @@ impl Walker<'_> {
         let Some(value) = result_value_type(ty) else {
             return;
         };
-        let Some(ty) = type_name(value) else {
+        let Some(ty) = returned_type_name(ty, self.self_type.as_deref()) else {
             return;
         };
         let name = match &self.self_type {
@@ -767,9 +780,11 @@ impl Walker<'_> {
     /// The type of the value of a call to one of the file's functions: `make_engine(..)`,
     /// `Engine::new(..)?`, `Self::open(..).unwrap()`, `self.engine.sessions()`.
     fn call_value_type(&self, expr: &Expr) -> Option<String> {
-        self.returned_types
-            .get(&self.called_function(expr)?)
-            .cloned()
+        let function = self.called_function(expr)?;
+        match self.returned_types.get(&function) {
+            Some(ty) => Some(ty.clone()),
+            None => self.k.rust.method_returns.get(&function).cloned().flatten(),
+        }
     }
 
     /// The function whose value `expr` is, as [`Self::returned_types`] keys it.

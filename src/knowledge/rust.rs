@@ -214,6 +214,10 @@ pub struct RustKnowledge {
     pub barrier_wait_methods: HashSet<String>,
     /// The types each crate declares, by crate name (see [`CrateTypes`]).
     pub crates: std::collections::HashMap<String, CrateTypes>,
+    /// What the methods of every crate's impls return (see [`CrateTypes::returns`]), by
+    /// `Type::method`: one binding crate calls the methods of the library crate it wraps.
+    /// `None` for a method declared with different types (one name in two modules or crates).
+    pub method_returns: std::collections::HashMap<String, Option<String>>,
 }
 
 impl RustKnowledge {
@@ -320,4 +324,8 @@ pub struct CrateTypes {
     /// `(lock, content type name)` for the fields (`Owner.field`) and statics whose type holds
     /// another (`RwLock<State>`): what a guard of theirs is used as.
     pub contents: Vec<(String, String)>,
+    /// `(Type::method, type name)`: what the methods of the crate's impls return once
+    /// unwrapped (`fn get(&self) -> Result<Searcher>` gives `Searcher`), for the `let`s bound to
+    /// their calls in other files.
+    pub returns: Vec<(String, String)>,
 }
