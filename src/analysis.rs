@@ -128,6 +128,7 @@ impl Lock {
             LockKind::Condvar => format!("condition variable `{}`", self.name),
             LockKind::Atomic => format!("atomic `{}`", self.name),
             LockKind::Barrier => format!("barrier `{}`", self.name),
+            LockKind::Pool => format!("pool `{}`", self.name),
         }
     }
 }
@@ -498,6 +499,15 @@ impl Builder<'_> {
                             format!("reaches {} holding the GIL", self.locks[lock].describe());
                         found.push((Edge::Acquire(lock), region.span, what));
                     }
+                    // The item leased here goes to an object that Python frees: it comes back
+                    // to the pool only when the object is freed, which needs the GIL.
+                    if region.kind == LockKind::Pool {
+                        let what = format!(
+                            "leases an item of {} to an object that Python frees",
+                            self.locks[lock].describe()
+                        );
+                        found.push((Edge::Acquire(lock), region.span, what));
+                    }
                 }
             }
             for (i, switch) in f.gil_switches.iter().enumerate() {
@@ -751,6 +761,7 @@ fn context_steps(
             }
             LockKind::Atomic => format!("has not yet stored to atomic `{}`", region.lock),
             LockKind::Barrier => format!("has not yet reached barrier `{}`", region.lock),
+            LockKind::Pool => format!("leases an item of pool `{}`", region.lock),
         };
         steps.push(Step {
             guessed: false,

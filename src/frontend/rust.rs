@@ -1826,6 +1826,28 @@ impl Walker<'_> {
             });
             return false;
         }
+        // A pool's acquire call, in a crate whose structs keep the pool's items (the objects a
+        // binding hands to Python): an item comes back only when Python frees its object.
+        if rust.pool_acquire_methods.contains(&method)
+            && receiver_type
+                .as_ref()
+                .is_some_and(|t| rust.pool_types.contains(t))
+            && self
+                .field_types
+                .values()
+                .flatten()
+                .any(|(_, ty)| rust.pool_item_types.contains(ty))
+        {
+            self.push_region(LockRegion {
+                member: false,
+                span,
+                kind: LockKind::Pool,
+                lock: lock.clone(),
+                scope: span.start..span.start,
+                waits: contended,
+            });
+            return false;
+        }
         if receiver_type
             .as_ref()
             .is_some_and(|t| rust.condvar_types.contains(t))
