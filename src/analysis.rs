@@ -414,11 +414,25 @@ impl Builder<'_> {
                         }
                         _ => self.graph.callees(node.function, call).to_vec(),
                     };
-                    // A new thread starts without the GIL and without the caller's locks.
+                    // A new thread starts without the GIL and without the caller's locks. One that
+                    // its starter waits for (a parallel iterator's workers, a joined thread) is
+                    // part of the starter's work: whoever waits for the starter, itself a thread
+                    // (`pool.install(|| xs.par_iter()..)`), waits for it too.
                     let (state, held) = match f.spawns(call) {
                         Some(thread) => {
-                            let lock = self.lock_id(LockKind::Thread, thread);
-                            (GilState::Released, self.held_set(vec![lock]))
+                            let waited = f
+                                .lock_regions
+                                .iter()
+                                .any(|r| r.kind == LockKind::Thread && r.lock == thread && r.waits);
+                            let mut threads = vec![self.lock_id(LockKind::Thread, thread)];
+                            if waited {
+                                threads.extend(
+                                    self.held_sets[held]
+                                        .iter()
+                                        .filter(|&&l| self.locks[l].kind == LockKind::Thread),
+                                );
+                            }
+                            (GilState::Released, self.held_set(threads))
                         }
                         None => (state, held),
                     };

@@ -377,7 +377,7 @@ fn guard_call(expr: &Expr) -> Option<&Expr> {
         Expr::MethodCall(m)
             if matches!(
                 m.method.to_string().as_str(),
-                "unwrap" | "expect" | "unwrap_or_else" | "map_err" | "ok"
+                "unwrap" | "expect" | "unwrap_or_else" | "map_err" | "ok" | "ok_or" | "ok_or_else"
             ) =>
         {
             guard_call(&m.receiver)
@@ -2431,6 +2431,23 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         }
         if let Some(rest) = &literal.rest {
             self.visit_expr(rest);
+        }
+    }
+
+    /// A match arm ends what a parallel call in it runs on the pool: the other arms run in the
+    /// caller (`Some(pool) => pool.install(..), None => self.step()`).
+    fn visit_arm(&mut self, arm: &'ast syn::Arm) {
+        let end = span_of(arm.span()).end;
+        let saved = self.frames.last_mut().map(|f| {
+            (
+                std::mem::replace(&mut f.statement_end, end),
+                f.parallel.take(),
+            )
+        });
+        syn::visit::visit_arm(self, arm);
+        if let (Some(f), Some((statement_end, parallel))) = (self.frames.last_mut(), saved) {
+            f.statement_end = statement_end;
+            f.parallel = parallel;
         }
     }
 
