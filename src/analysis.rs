@@ -100,6 +100,9 @@ pub struct Witness {
     pub trace: Vec<Step>,
     /// Every binding whose paths add this edge here.
     pub bindings: BTreeSet<usize>,
+    /// For an edge that takes the GIL while holding a lock (explicitly or by running Python):
+    /// the region on `trace` that holds the lock, in this function or in a caller.
+    pub holder: Option<Span>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -128,6 +131,7 @@ impl Lock {
             LockKind::Condvar => format!("condition variable `{}`", self.name),
             LockKind::Atomic => format!("atomic `{}`", self.name),
             LockKind::Barrier => format!("barrier `{}`", self.name),
+            LockKind::Pool => format!("pool `{}`", self.name),
         }
     }
 }
@@ -138,6 +142,11 @@ pub struct Facts {
     held_sets: Vec<Vec<LockId>>,
     /// For each edge, its witnesses by site, in site order.
     pub edges: BTreeMap<Edge, BTreeMap<Span, Witness>>,
+    /// For each lock, every region that holds it while the GIL is taken (an `Acquire` or a
+    /// `RunsPython` edge), with one path through it, in region order. A lock held in a shared
+    /// helper's callers takes the GIL back at one site for many of them: each caller's region is
+    /// a cycle of its own, and fixing one of them must change the report.
+    pub holders: BTreeMap<LockId, BTreeMap<Span, Witness>>,
     /// The lambdas the project keeps for later (see [`CallGraph::kept_for_later`]).
     kept: FxHashSet<FnId>,
 }
@@ -150,6 +159,7 @@ struct Builder<'p> {
     held_ids: FxHashMap<Vec<LockId>, usize>,
     held_sets: Vec<Vec<LockId>>,
     edges: BTreeMap<Edge, BTreeMap<Span, Witness>>,
+    holders: BTreeMap<LockId, BTreeMap<Span, Witness>>,
     /// See [`Builder::filled_at_import`].
     filled_at_import: FxHashSet<Lock>,
 }
@@ -164,6 +174,7 @@ impl Facts {
             held_ids: FxHashMap::default(),
             held_sets: Vec::new(),
             edges: BTreeMap::new(),
+            holders: BTreeMap::new(),
             filled_at_import: FxHashSet::default(),
         };
         builder.held_set(Vec::new());
@@ -180,6 +191,7 @@ impl Facts {
             locks: builder.locks,
             held_sets: builder.held_sets,
             edges: builder.edges,
+            holders: builder.holders,
             kept: (0..program.functions.len())
                 .filter(|&f| graph.kept_for_later(f))
                 .collect(),
@@ -208,15 +220,20 @@ impl Facts {
             .map(|(id, _)| id)
     }
 
-    /// Waits, with the GIL held, that a holder of `held` can block.
-    pub fn waits_blocked_by(&self, held: LockId) -> impl Iterator<Item = &Witness> {
+    /// Waits, with the GIL held, that a holder of `held` can block, with the lock each waits for.
+    pub fn waits_blocked_by(&self, held: LockId) -> impl Iterator<Item = (LockId, &Witness)> {
         (0..self.locks.len())
             .filter(move |&waited| self.blockers(waited).any(|h| h == held))
-            .flat_map(|waited| self.witnesses(Edge::Wait(waited)))
+            .flat_map(|waited| self.witnesses(Edge::Wait(waited)).map(move |w| (waited, w)))
     }
 
     pub fn witnesses(&self, edge: Edge) -> impl Iterator<Item = &Witness> {
         self.edges.get(&edge).into_iter().flat_map(|w| w.values())
+    }
+
+    /// The regions holding `lock` while the GIL is taken, each with a path through it.
+    pub fn holders(&self, lock: LockId) -> impl Iterator<Item = &Witness> {
+        self.holders.get(&lock).into_iter().flat_map(|h| h.values())
     }
 }
 
@@ -346,6 +363,41 @@ impl Builder<'_> {
         locks
     }
 
+    /// The region holding `lock` at `offset` of node `reach.order[index]`: the innermost one of
+    /// its function around `offset`, else the one around the call of the nearest caller on its
+    /// path that holds it.
+    fn holder_region(
+        &self,
+        reach: &Reach,
+        index: usize,
+        lock: LockId,
+        offset: u32,
+    ) -> Option<Span> {
+        let lock = &self.locks[lock];
+        let around = |function: FnId, offset: u32| {
+            self.program.functions[function]
+                .lock_regions
+                .iter()
+                .filter(|r| r.kind == lock.kind && r.lock == lock.name && r.scope.contains(&offset))
+                .max_by_key(|r| r.scope.start)
+                .map(|r| r.span)
+        };
+        around(reach.order[index].function, offset).or_else(|| {
+            reach
+                .path_to(index)
+                .iter()
+                .rev()
+                .find_map(|&(caller, call, _)| {
+                    around(
+                        caller.function,
+                        self.program.functions[caller.function].calls[call]
+                            .span
+                            .start,
+                    )
+                })
+        })
+    }
+
     fn explore(&mut self, binding: usize) -> Reach {
         let entry = self.program.bindings[binding].entry;
         let mut reach = Reach {
@@ -389,11 +441,25 @@ impl Builder<'_> {
                         }
                         _ => self.graph.callees(node.function, call).to_vec(),
                     };
-                    // A new thread starts without the GIL and without the caller's locks.
+                    // A new thread starts without the GIL and without the caller's locks. One that
+                    // its starter waits for (a parallel iterator's workers, a joined thread) is
+                    // part of the starter's work: whoever waits for the starter, itself a thread
+                    // (`pool.install(|| xs.par_iter()..)`), waits for it too.
                     let (state, held) = match f.spawns(call) {
                         Some(thread) => {
-                            let lock = self.lock_id(LockKind::Thread, thread);
-                            (GilState::Released, self.held_set(vec![lock]))
+                            let waited = f
+                                .lock_regions
+                                .iter()
+                                .any(|r| r.kind == LockKind::Thread && r.lock == thread && r.waits);
+                            let mut threads = vec![self.lock_id(LockKind::Thread, thread)];
+                            if waited {
+                                threads.extend(
+                                    self.held_sets[held]
+                                        .iter()
+                                        .filter(|&&l| self.locks[l].kind == LockKind::Thread),
+                                );
+                            }
+                            (GilState::Released, self.held_set(threads))
                         }
                         None => (state, held),
                     };
@@ -475,6 +541,15 @@ impl Builder<'_> {
                             format!("reaches {} holding the GIL", self.locks[lock].describe());
                         found.push((Edge::Acquire(lock), region.span, what));
                     }
+                    // The item leased here goes to an object that Python frees: it comes back
+                    // to the pool only when the object is freed, which needs the GIL.
+                    if region.kind == LockKind::Pool {
+                        let what = format!(
+                            "leases an item of {} to an object that Python frees",
+                            self.locks[lock].describe()
+                        );
+                        found.push((Edge::Acquire(lock), region.span, what));
+                    }
                 }
             }
             for (i, switch) in f.gil_switches.iter().enumerate() {
@@ -515,27 +590,42 @@ impl Builder<'_> {
                 found.retain(|(edge, _, _)| self.locks[edge.lock()].kind.is_work());
             }
             for (edge, at, what) in found {
+                let holder = match edge {
+                    Edge::Wait(_) => None,
+                    Edge::Acquire(lock) | Edge::RunsPython(lock) => {
+                        self.holder_region(reach, index, lock, at.start)
+                    }
+                };
+                let witness = || Witness {
+                    at,
+                    function,
+                    what: what.clone(),
+                    trace: trace_to(self.program, reach, index, at.start),
+                    bindings: BTreeSet::from([reach.binding]),
+                    holder,
+                };
+                if let Some(region) = holder {
+                    let regions = self.holders.entry(edge.lock()).or_default();
+                    match regions.get_mut(&region) {
+                        Some(known) => {
+                            known.bindings.insert(reach.binding);
+                        }
+                        None => {
+                            regions.insert(region, witness());
+                        }
+                    }
+                }
                 let sites = self.edges.entry(edge).or_default();
                 match sites.get_mut(&at) {
-                    Some(witness) => {
-                        witness.bindings.insert(reach.binding);
-                        if reach.guesses(index) < guesses(&witness.trace) {
-                            witness.trace = trace_to(self.program, reach, index, at.start);
+                    Some(known) => {
+                        known.bindings.insert(reach.binding);
+                        if reach.guesses(index) < guesses(&known.trace) {
+                            known.trace = trace_to(self.program, reach, index, at.start);
+                            known.holder = holder;
                         }
                     }
                     None => {
-                        let trace = trace_to(self.program, reach, index, at.start);
-                        let bindings = BTreeSet::from([reach.binding]);
-                        sites.insert(
-                            at,
-                            Witness {
-                                at,
-                                function,
-                                what,
-                                trace,
-                                bindings,
-                            },
-                        );
+                        sites.insert(at, witness());
                     }
                 }
             }
@@ -713,6 +803,7 @@ fn context_steps(
             }
             LockKind::Atomic => format!("has not yet stored to atomic `{}`", region.lock),
             LockKind::Barrier => format!("has not yet reached barrier `{}`", region.lock),
+            LockKind::Pool => format!("leases an item of pool `{}`", region.lock),
         };
         steps.push(Step {
             guessed: false,

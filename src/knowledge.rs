@@ -578,6 +578,16 @@ impl Knowledge {
             all.statics.extend(types.statics);
             all.lazy_statics.extend(types.lazy_statics);
             all.contents.extend(types.contents);
+            for (method, ty) in types.returns {
+                let known = self
+                    .rust
+                    .method_returns
+                    .entry(method)
+                    .or_insert(Some(ty.clone()));
+                if known.as_ref() != Some(&ty) {
+                    *known = None;
+                }
+            }
         }
     }
 

@@ -357,6 +357,10 @@ pub enum LockKind {
     /// A lazily initialised static (`Lazy`, `LazyLock`, `lazy_static!`): its first use runs the
     /// initialiser holding the static's lock, and other uses wait for it.
     Lazy,
+    /// A pool of items whose acquire call waits until one is given back (tantivy's searcher
+    /// pool), when the crate keeps items in its objects: Python objects that free them only
+    /// with the GIL. Each acquire site both waits and leases an item to such an object.
+    Pool,
 }
 
 impl LockKind {
@@ -376,7 +380,11 @@ impl LockKind {
     pub fn is_work(&self) -> bool {
         matches!(
             self,
-            LockKind::Thread | LockKind::Condvar | LockKind::Atomic | LockKind::Barrier
+            LockKind::Thread
+                | LockKind::Condvar
+                | LockKind::Atomic
+                | LockKind::Barrier
+                | LockKind::Pool
         )
     }
 }

@@ -165,11 +165,15 @@ pub(crate) fn type_name(ty: &Type) -> Option<String> {
     }
 }
 
-/// `T` for `Result<T, E>` and `PyResult<T>`; any other type as it is.
+/// `T` for `Result<T, E>`, `PyResult<T>` and `Option<T>`: what `?` or `.unwrap()` gives; any
+/// other type as it is.
 fn result_value_type(ty: &Type) -> Option<&Type> {
     let Type::Path(p) = ty else { return Some(ty) };
     let last = p.path.segments.last()?;
-    if !matches!(last.ident.to_string().as_str(), "Result" | "PyResult") {
+    if !matches!(
+        last.ident.to_string().as_str(),
+        "Result" | "PyResult" | "Option"
+    ) {
         return Some(ty);
     }
     match &last.arguments {
@@ -178,6 +182,15 @@ fn result_value_type(ty: &Type) -> Option<&Type> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// The name of the type a function declared to return `ty` gives its callers once unwrapped
+/// (see [`result_value_type`]); `Self` is the impl's type, `owner`.
+pub(crate) fn returned_type_name(ty: &Type, owner: Option<&str>) -> Option<String> {
+    match type_name(result_value_type(ty)?)? {
+        this if this == "Self" => owner.map(str::to_string),
+        name => Some(name),
     }
 }
 
@@ -365,7 +378,7 @@ fn guard_call(expr: &Expr) -> Option<&Expr> {
         Expr::MethodCall(m)
             if matches!(
                 m.method.to_string().as_str(),
-                "unwrap" | "expect" | "unwrap_or_else" | "map_err" | "ok"
+                "unwrap" | "expect" | "unwrap_or_else" | "map_err" | "ok" | "ok_or" | "ok_or_else"
             ) =>
         {
             guard_call(&m.receiver)
@@ -754,7 +767,7 @@ impl Walker<'_> {
         let Some(value) = result_value_type(ty) else {
             return;
         };
-        let Some(ty) = type_name(value) else {
+        let Some(ty) = returned_type_name(ty, self.self_type.as_deref()) else {
             return;
         };
         let name = match &self.self_type {
@@ -773,9 +786,11 @@ impl Walker<'_> {
     /// The type of the value of a call to one of the file's functions: `make_engine(..)`,
     /// `Engine::new(..)?`, `Self::open(..).unwrap()`, `self.engine.sessions()`.
     fn call_value_type(&self, expr: &Expr) -> Option<String> {
-        self.returned_types
-            .get(&self.called_function(expr)?)
-            .cloned()
+        let function = self.called_function(expr)?;
+        match self.returned_types.get(&function) {
+            Some(ty) => Some(ty.clone()),
+            None => self.k.rust.method_returns.get(&function).cloned().flatten(),
+        }
     }
 
     /// The function whose value `expr` is, as [`Self::returned_types`] keys it.
@@ -1818,6 +1833,28 @@ impl Walker<'_> {
             });
             return false;
         }
+        // A pool's acquire call, in a crate whose structs keep the pool's items (the objects a
+        // binding hands to Python): an item comes back only when Python frees its object.
+        if rust.pool_acquire_methods.contains(&method)
+            && receiver_type
+                .as_ref()
+                .is_some_and(|t| rust.pool_types.contains(t))
+            && self
+                .field_types
+                .values()
+                .flatten()
+                .any(|(_, ty)| rust.pool_item_types.contains(ty))
+        {
+            self.push_region(LockRegion {
+                member: false,
+                span,
+                kind: LockKind::Pool,
+                lock: lock.clone(),
+                scope: span.start..span.start,
+                waits: contended,
+            });
+            return false;
+        }
         if receiver_type
             .as_ref()
             .is_some_and(|t| rust.condvar_types.contains(t))
@@ -2401,6 +2438,23 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         }
         if let Some(rest) = &literal.rest {
             self.visit_expr(rest);
+        }
+    }
+
+    /// A match arm ends what a parallel call in it runs on the pool: the other arms run in the
+    /// caller (`Some(pool) => pool.install(..), None => self.step()`).
+    fn visit_arm(&mut self, arm: &'ast syn::Arm) {
+        let end = span_of(arm.span()).end;
+        let saved = self.frames.last_mut().map(|f| {
+            (
+                std::mem::replace(&mut f.statement_end, end),
+                f.parallel.take(),
+            )
+        });
+        syn::visit::visit_arm(self, arm);
+        if let (Some(f), Some((statement_end, parallel))) = (self.frames.last_mut(), saved) {
+            f.statement_end = statement_end;
+            f.parallel = parallel;
         }
     }
 

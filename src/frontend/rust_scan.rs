@@ -322,11 +322,25 @@ pub fn declared_types(text: &str) -> CrateTypes {
     let mut lexer = RustLexer::new(text);
     let mut types = CrateTypes::default();
     let word = |start: usize, end: usize| &text[start..end];
+    let mut previous = None;
     while let Some(token) = lexer.next() {
+        let before = previous.replace(token);
         let Token::Ident(start, end) = token else {
             continue;
         };
         match word(start, end) {
+            // An impl item, not `-> impl Trait` nor `f: impl Fn()`: it starts the file, follows
+            // an item, a statement, a block's opening or an attribute, or is `unsafe`.
+            "impl"
+                if match before {
+                    None | Some(Token::Punct(b'}' | b';' | b'{' | b']')) => true,
+                    Some(Token::Ident(s, e)) => word(s, e) == "unsafe",
+                    _ => false,
+                } =>
+            {
+                impl_returns(text, &mut lexer, &mut types);
+                previous = Some(Token::Punct(b'}'));
+            }
             "struct" => {
                 let Some(Token::Ident(s, e)) = lexer.next() else {
                     continue;
@@ -347,6 +361,9 @@ pub fn declared_types(text: &str) -> CrateTypes {
                 if body {
                     struct_fields(text, &mut lexer, &owner, &mut types);
                 }
+                // What follows a struct's body or `;` starts an item (a tuple struct's fields
+                // are read on, to its `;`).
+                previous = Some(Token::Punct(b';'));
             }
             "static" => {
                 let mut name = lexer.next();
@@ -405,6 +422,96 @@ fn struct_fields(text: &str, lexer: &mut RustLexer, owner: &str, types: &mut Cra
     }
 }
 
+/// The return types of the methods of an impl whose `impl` was just read, to the end of its
+/// body: `impl Pool { fn get(&self) -> Result<Item> {..} }` gives `(Pool::get, Item)`.
+fn impl_returns(text: &str, lexer: &mut RustLexer, types: &mut CrateTypes) {
+    // The self type: after the generics, and after `for` in a trait impl, to the body or `where`.
+    let mut start = lexer.i;
+    let mut angles = 0usize;
+    let mut named = false;
+    let stop = loop {
+        let before = lexer.i;
+        match lexer.next() {
+            Some(Token::Punct(b'<')) => angles += 1,
+            Some(Token::Punct(b'>')) => {
+                angles = angles.saturating_sub(1);
+                if angles == 0 && !named {
+                    start = lexer.i;
+                }
+            }
+            Some(Token::Punct(b'{')) if angles == 0 => break before,
+            Some(Token::Ident(s, e)) if angles == 0 => match &text[s..e] {
+                "for" => start = lexer.i,
+                "where" => {
+                    // To the body, past the bounds.
+                    while !matches!(lexer.next(), Some(Token::Punct(b'{')) | None) {}
+                    break before;
+                }
+                _ => named = true,
+            },
+            Some(Token::Punct(b';')) | None => return,
+            _ => {}
+        }
+    };
+    let owner = text
+        .get(start..stop)
+        .filter(|t| t.len() <= MAX_TYPE_LEN)
+        .and_then(|t| syn::parse_str::<syn::Type>(t).ok())
+        .and_then(|ty| super::rust::type_name(&ty));
+    // The body's items, one level in.
+    let mut depth = 1usize;
+    while depth > 0 {
+        match lexer.next() {
+            Some(Token::Punct(b'{' | b'(' | b'[')) => depth += 1,
+            Some(Token::Punct(b'}' | b')' | b']')) => depth -= 1,
+            // A method whose signature was read with its body's `{`.
+            Some(Token::Ident(s, e))
+                if depth == 1
+                    && &text[s..e] == "fn"
+                    && method_return(text, lexer, owner.as_deref(), types) =>
+            {
+                depth += 1;
+            }
+            None => return,
+            _ => {}
+        }
+    }
+}
+
+/// Records the return type of the method whose `fn` was just read, reading its signature;
+/// returns whether it read its body's `{` too.
+fn method_return(
+    text: &str,
+    lexer: &mut RustLexer,
+    owner: Option<&str>,
+    types: &mut CrateTypes,
+) -> bool {
+    let Some(Token::Ident(s, e)) = lexer.next() else {
+        return false;
+    };
+    let method = &text[s..e];
+    // Past the generics to the parameters, then past them.
+    loop {
+        match lexer.next() {
+            Some(Token::Punct(b'(')) => break,
+            Some(Token::Punct(b'{' | b';')) | None => return false,
+            _ => {}
+        }
+    }
+    skip_group_from(lexer, 1);
+    match lexer.next() {
+        Some(Token::Arrow) => {}
+        next => return next == Some(Token::Punct(b'{')),
+    }
+    let (Some(ty), opened) = parse_type_until(text, lexer, b'{') else {
+        return false;
+    };
+    if let (Some(owner), Some(returned)) = (owner, super::rust::returned_type_name(&ty, owner)) {
+        types.returns.push((format!("{owner}::{method}"), returned));
+    }
+    opened
+}
+
 /// Skips an attribute's `[..]` after its `#`.
 fn skip_group(lexer: &mut RustLexer) {
     if let Some(Token::Punct(b'[')) = lexer.next() {
@@ -433,14 +540,28 @@ const MAX_TYPE_DEPTH: usize = 32;
 /// any brackets, and that of its content: parsed alone, looked through as
 /// [`super::rust::type_name`] and [`super::rust::content_type_name`] do.
 fn type_until(text: &str, lexer: &mut RustLexer, end: u8) -> Option<(String, Option<String>)> {
+    let ty = parse_type_until(text, lexer, end).0?;
+    Some((
+        super::rust::type_name(&ty)?,
+        super::rust::content_type_name(&ty),
+    ))
+}
+
+/// The type that starts here and ends at `end`, at a closing bracket, at a `;` or at a `where`
+/// outside any brackets, parsed alone; and whether `end` is what ended it (it was read).
+fn parse_type_until(text: &str, lexer: &mut RustLexer, end: u8) -> (Option<syn::Type>, bool) {
     let start = lexer.i;
     let mut depth = 0usize;
     let mut deepest = 0usize;
     let mut arrow = false;
-    let stop = loop {
+    let (stop, at_end) = loop {
         let before = lexer.i;
         match lexer.next() {
-            Some(Token::Punct(b)) if b == end && depth == 0 => break before,
+            Some(Token::Punct(b)) if b == end && depth == 0 => break (before, true),
+            Some(Token::Punct(b';')) if depth == 0 => break (before, false),
+            Some(Token::Ident(s, e)) if depth == 0 && &text[s..e] == "where" => {
+                break (before, false);
+            }
             Some(Token::Punct(b'<' | b'(' | b'[' | b'{')) => {
                 depth += 1;
                 deepest = deepest.max(depth);
@@ -449,21 +570,18 @@ fn type_until(text: &str, lexer: &mut RustLexer, end: u8) -> Option<(String, Opt
             Some(Token::Punct(b'>')) if arrow => {}
             Some(Token::Punct(b'>' | b')' | b']' | b'}')) => match depth.checked_sub(1) {
                 Some(d) => depth = d,
-                None => break before,
+                None => break (before, false),
             },
-            None => break text.len(),
+            None => break (text.len(), false),
             _ => {}
         }
         arrow = text.as_bytes().get(lexer.i.wrapping_sub(1)) == Some(&b'-');
     };
     if stop.saturating_sub(start) > MAX_TYPE_LEN || deepest > MAX_TYPE_DEPTH {
-        return None;
+        return (None, at_end);
     }
-    let ty: syn::Type = syn::parse_str(text.get(start..stop)?).ok()?;
-    Some((
-        super::rust::type_name(&ty)?,
-        super::rust::content_type_name(&ty),
-    ))
+    let ty = text.get(start..stop).and_then(|t| syn::parse_str(t).ok());
+    (ty, at_end)
 }
 
 #[cfg(test)]
@@ -529,5 +647,30 @@ mod tests {
             .map(|(n, t)| (n.as_str(), t.as_str()))
             .collect();
         assert_eq!(statics, [("X", "Mutex"), ("Y", "RwLock")]);
+    }
+
+    #[test]
+    fn method_return_types_are_read_from_impls() {
+        let text = "struct Unit;\nimpl Pool {\n    pub fn open(p: &str) -> Result<Self, E> { Ok(Pool { p: (p, [1]) }) }\n\
+                    fn get<'a, T: Into<u8>>(&'a self) -> PyResult<Item>\n    where\n        T: Send,\n    {}\n\
+                    fn first(&self) -> Option<&Item> { self.items.first() }\n    fn none(&self) {}\n\
+                    fn make() -> impl Fn() -> u8 { || 0 }\n}\n\
+                    unsafe impl<T: Clone> Source for Wrapper<T> { fn next(&mut self) -> Self { todo!() } }\n\
+                    fn free() -> impl Iterator<Item = u8> { std::iter::empty() }\n";
+        let types = super::declared_types(text);
+        let returns: Vec<(&str, &str)> = types
+            .returns
+            .iter()
+            .map(|(m, t)| (m.as_str(), t.as_str()))
+            .collect();
+        assert_eq!(
+            returns,
+            [
+                ("Pool::open", "Pool"),
+                ("Pool::get", "Item"),
+                ("Pool::first", "Item"),
+                ("Wrapper::next", "Wrapper"),
+            ]
+        );
     }
 }

@@ -26,6 +26,20 @@ pub(super) struct RustFile {
     threads: Threads,
     #[serde(default)]
     callables: Callables,
+    #[serde(default)]
+    pooled_items: PooledItems,
+}
+
+/// Pools whose acquire call waits for a free item (see [`crate::model::LockKind::Pool`]).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PooledItems {
+    #[serde(default)]
+    pool_types: Vec<String>,
+    #[serde(default)]
+    acquire_methods: Vec<String>,
+    #[serde(default)]
+    item_types: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -212,13 +226,22 @@ pub struct RustKnowledge {
     pub condvar_notify_methods: HashSet<String>,
     pub barrier_types: HashSet<String>,
     pub barrier_wait_methods: HashSet<String>,
+    /// A call of one of `pool_acquire_methods` on a `pool_types` value waits for a free item,
+    /// which is given back when the value of `pool_item_types` holding it is dropped.
+    pub pool_types: HashSet<String>,
+    pub pool_acquire_methods: HashSet<String>,
+    pub pool_item_types: HashSet<String>,
     /// The types each crate declares, by crate name (see [`CrateTypes`]).
     pub crates: std::collections::HashMap<String, CrateTypes>,
+    /// What the methods of every crate's impls return (see [`CrateTypes::returns`]), by
+    /// `Type::method`: one binding crate calls the methods of the library crate it wraps.
+    /// `None` for a method declared with different types (one name in two modules or crates).
+    pub method_returns: std::collections::HashMap<String, Option<String>>,
 }
 
 impl RustKnowledge {
     pub(super) fn add(&mut self, file: RustFile) {
-        let pairs: [(&mut HashSet<String>, Vec<String>); 43] = [
+        let pairs: [(&mut HashSet<String>, Vec<String>); 46] = [
             (&mut self.release_closures, file.gil.release_closures),
             (&mut self.acquire_closures, file.gil.acquire_closures),
             (&mut self.acquire_calls, file.gil.acquire_calls),
@@ -296,6 +319,12 @@ impl RustKnowledge {
                 &mut self.barrier_wait_methods,
                 file.threads.barrier_wait_methods,
             ),
+            (&mut self.pool_types, file.pooled_items.pool_types),
+            (
+                &mut self.pool_acquire_methods,
+                file.pooled_items.acquire_methods,
+            ),
+            (&mut self.pool_item_types, file.pooled_items.item_types),
             (&mut self.test_attributes, file.bindings.test_attributes),
             (
                 &mut self.module_init_attributes,
@@ -323,4 +352,8 @@ pub struct CrateTypes {
     /// `(lock, content type name)` for the fields (`Owner.field`) and statics whose type holds
     /// another (`RwLock<State>`): what a guard of theirs is used as.
     pub contents: Vec<(String, String)>,
+    /// `(Type::method, type name)`: what the methods of the crate's impls return once
+    /// unwrapped (`fn get(&self) -> Result<Searcher>` gives `Searcher`), for the `let`s bound to
+    /// their calls in other files.
+    pub returns: Vec<(String, String)>,
 }

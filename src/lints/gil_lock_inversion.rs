@@ -8,7 +8,10 @@ declare_lint! {
     /// An ABBA deadlock between the GIL and another lock `L` (a `std::call_once` flag, a
     /// function-local static's initialisation guard, a mutex): one path takes the GIL explicitly
     /// (`py::gil_scoped_acquire`, `PyGILState_Ensure`) while holding `L`, and another path waits
-    /// for `L` while holding the GIL. The finding shows both paths, one per thread.
+    /// for `L` while holding the GIL. The finding shows both paths, one per thread, and as
+    /// further threads every other region that holds `L` while the GIL is taken (another caller
+    /// of a shared helper that detaches, a region that runs Python under `L`): each closes the
+    /// same cycle, so fixing one of them changes the finding.
     ///
     /// ## Why is this bad?
     /// Thread A owns `L` and waits for the GIL; thread B holds the GIL and waits for `L`. Neither
@@ -66,7 +69,7 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
         .enumerate()
         .filter(|(_, l)| !l.kind.is_work())
     {
-        let Some(wait) = facts.waits_blocked_by(id).next() else {
+        let Some((waited, wait)) = facts.waits_blocked_by(id).next() else {
             continue;
         };
         for acquire in facts.witnesses(Edge::Acquire(id)) {
@@ -75,6 +78,61 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
                 "{}: waits for the GIL while holding {lock_name}",
                 acquire.what
             );
+            let mut flows = vec![
+                // Thread A's path ends where it takes the GIL: the finding's location.
+                flow_ending_at(
+                    program,
+                    acquire,
+                    format!("holds {lock_name}, then waits for the GIL"),
+                    primary_label.clone(),
+                ),
+                flow_ending_at(
+                    program,
+                    wait,
+                    format!("holds the GIL, then waits for {lock_name}"),
+                    format!("{} while holding the GIL", wait.what),
+                ),
+            ];
+            // The other regions holding the lock while the GIL is taken (the other callers of a
+            // shared helper, the regions that run Python under it, in any mode that blocks
+            // thread B's wait) close the same cycle with thread B: each is a bug of its own, and
+            // a fix of one must change the report. Each is shown by its binding, its region and
+            // where it needs the GIL.
+            let others = facts
+                .blockers(waited)
+                .flat_map(|h| facts.holders(h).map(move |w| (h, w)))
+                .filter(|(_, w)| w.holder != acquire.holder);
+            for (held, other) in others {
+                let mut flow = flow_ending_at(
+                    program,
+                    other,
+                    format!(
+                        "also holds {}, then needs the GIL",
+                        facts.locks[held].describe()
+                    ),
+                    format!("{}: needs the GIL", other.what),
+                );
+                let last = flow.steps.len() - 1;
+                let mut index = 0;
+                flow.steps.retain(|step| {
+                    index += 1;
+                    index == 1 || index - 1 == last || Some(step.span) == other.holder
+                });
+                flows.push(flow);
+            }
+            let notes = vec![
+                format!(
+                    "deadlock: thread A owns {lock_name} and waits for the GIL; thread B holds the GIL and waits for {lock_name}"
+                ),
+                format!(
+                    "thread A's bindings: {}",
+                    binding_list(program, &acquire.bindings)
+                ),
+                format!(
+                    "thread B's bindings: {}",
+                    binding_list(program, &wait.bindings)
+                ),
+            ];
             findings.push(Finding {
                 rule: GIL_LOCK_INVERSION.id,
                 severity: GIL_LOCK_INVERSION.default_severity,
@@ -84,28 +142,8 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
                 primary: acquire.at,
                 primary_label: primary_label.clone(),
                 function: program.functions[acquire.function].qualname.clone(),
-                flows: vec![
-                    // Thread A's path ends where it takes the GIL: the finding's location.
-                    flow_ending_at(
-                        program,
-                        acquire,
-                        format!("holds {lock_name}, then waits for the GIL"),
-                        primary_label,
-                    ),
-                    flow_ending_at(
-                        program,
-                        wait,
-                        format!("holds the GIL, then waits for {lock_name}"),
-                        format!("{} while holding the GIL", wait.what),
-                    ),
-                ],
-                notes: vec![
-                    format!(
-                        "deadlock: thread A owns {lock_name} and waits for the GIL; thread B holds the GIL and waits for {lock_name}"
-                    ),
-                    format!("thread A's bindings: {}", binding_list(program, &acquire.bindings)),
-                    format!("thread B's bindings: {}", binding_list(program, &wait.bindings)),
-                ],
+                flows,
+                notes,
                 help: Some(super::by_language(
                     program,
                     acquire.at,
