@@ -553,7 +553,6 @@ fn parse_type_until(text: &str, lexer: &mut RustLexer, end: u8) -> (Option<syn::
     let start = lexer.i;
     let mut depth = 0usize;
     let mut deepest = 0usize;
-    let mut arrow = false;
     let (stop, at_end) = loop {
         let before = lexer.i;
         match lexer.next() {
@@ -566,8 +565,7 @@ fn parse_type_until(text: &str, lexer: &mut RustLexer, end: u8) -> (Option<syn::
                 depth += 1;
                 deepest = deepest.max(depth);
             }
-            // `->` inside `Box<dyn Fn() -> T>` closes nothing.
-            Some(Token::Punct(b'>')) if arrow => {}
+            // `->` inside `Box<dyn Fn() -> T>` is one token (`Token::Arrow`): it closes nothing.
             Some(Token::Punct(b'>' | b')' | b']' | b'}')) => match depth.checked_sub(1) {
                 Some(d) => depth = d,
                 None => break (before, false),
@@ -575,7 +573,6 @@ fn parse_type_until(text: &str, lexer: &mut RustLexer, end: u8) -> (Option<syn::
             None => break (text.len(), false),
             _ => {}
         }
-        arrow = text.as_bytes().get(lexer.i.wrapping_sub(1)) == Some(&b'-');
     };
     if stop.saturating_sub(start) > MAX_TYPE_LEN || deepest > MAX_TYPE_DEPTH {
         return (None, at_end);
