@@ -112,6 +112,14 @@ pub struct Lock {
 }
 
 impl Lock {
+    /// The lock `region` holds.
+    fn of(region: &LockRegion) -> Lock {
+        Lock {
+            kind: region.kind.clone(),
+            name: region.lock.clone(),
+        }
+    }
+
     /// "once flag `init_flag`", for messages.
     pub fn describe(&self) -> String {
         match self.kind {
@@ -288,16 +296,8 @@ impl Builder<'_> {
                 filled.extend(
                     regions
                         .iter()
-                        .filter(|r| {
-                            matches!(
-                                r.kind,
-                                LockKind::Once | LockKind::Lazy | LockKind::StaticInit
-                            )
-                        })
-                        .map(|r| Lock {
-                            kind: r.kind.clone(),
-                            name: r.lock.clone(),
-                        }),
+                        .filter(|r| r.kind.is_initialisation())
+                        .map(Lock::of),
                 );
             }
         }
@@ -308,10 +308,9 @@ impl Builder<'_> {
     /// when it is a field of an object that is not yet published, nor when it is a once cell
     /// filled at import (see [`Builder::filled_at_import`]).
     fn contended(&self, region: &LockRegion, node: Node) -> bool {
-        let filled_at_import = self.filled_at_import.contains(&Lock {
-            kind: region.kind.clone(),
-            name: region.lock.clone(),
-        });
+        // Asked for every region at every call: the set is looked up only for the kinds it holds.
+        let filled_at_import =
+            region.kind.is_initialisation() && self.filled_at_import.contains(&Lock::of(region));
         !(region.member && node.unpublished || filled_at_import)
     }
 
@@ -332,15 +331,12 @@ impl Builder<'_> {
     /// The lock that call `call` of `caller` lends `callee` as a guard the callee unlocks, with
     /// the parameter.
     fn lent_lock(&mut self, caller: FnId, call: usize, callee: FnId) -> Option<(u32, LockId)> {
-        let unlocked = &self.program.functions[callee].unlocked_params;
-        let (param, region) = self.program.functions[caller]
+        let program = self.program;
+        let unlocked = &program.functions[callee].unlocked_params;
+        let (param, region) = program.functions[caller]
             .lent_guards(call)
             .find(|(argument, _)| unlocked.iter().any(|(p, _)| p == argument))?;
-        let lock = Lock {
-            kind: region.kind.clone(),
-            name: region.lock.clone(),
-        };
-        Some((param, self.lock_id(lock.kind, &lock.name)))
+        Some((param, self.lock_id(region.kind.clone(), &region.lock)))
     }
 
     /// The locks held by `node`'s callers and those of its function's regions that `keep`.

@@ -376,6 +376,12 @@ impl LockKind {
         }
     }
 
+    /// A once flag, lazy static or function-local static's guard: held only while its
+    /// initialiser runs, once.
+    pub fn is_initialisation(&self) -> bool {
+        matches!(self, LockKind::Once | LockKind::Lazy | LockKind::StaticInit)
+    }
+
     /// Waiting for it means waiting for another thread's work, not for a lock.
     pub fn is_work(&self) -> bool {
         matches!(

@@ -135,9 +135,6 @@ fn generics_follow(lexer: &RustLexer) -> bool {
 /// of `impl` blocks (classes for the call graph, with the traits they implement as bases) and,
 /// as scopes, the module path the front-end derives from `path`, inline modules, `impl` types
 /// and traits.
-/// The name of a lazy static's initialiser, a function of its own (`X::{init}`).
-pub const LAZY_STATIC_INIT: &str = "{init}";
-
 pub fn scan_rust(text: &str, path: &Path) -> Definitions {
     let mut functions: HashSet<&str> = HashSet::default();
     let mut classes = Vec::new();
@@ -314,6 +311,9 @@ pub fn names_crate(text: &str, crates: &std::collections::HashSet<String>) -> bo
     }
     false
 }
+
+/// The name of a lazy static's initialiser, a function of its own (`X::{init}`).
+pub const LAZY_STATIC_INIT: &str = "{init}";
 
 /// The struct fields and statics a Rust file declares, read from its tokens without parsing the
 /// file (each type alone is parsed): `struct S { a: Arc<Mutex<T>>, .. }` gives `(S, a, Mutex)`,

@@ -2002,11 +2002,10 @@ impl<'a> Walker<'a> {
     /// A [`CallNote::LendsGuard`] for each of `arguments` that is a local lock guard holding a
     /// lock of this function.
     fn lent_guards(&self, arguments: &[Node]) -> Vec<CallNote> {
-        let (Some(frame), Some(function)) = (self.frames.last(), self.frames.last().map(|f| f.id))
-        else {
+        let Some(frame) = self.frames.last() else {
             return Vec::new();
         };
-        let regions = &self.model.functions[function].lock_regions;
+        let regions = &self.model.functions[frame.id].lock_regions;
         arguments
             .iter()
             .enumerate()
@@ -4230,7 +4229,6 @@ fn is_macro_name(name: &str) -> bool {
             .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
 }
 
-/// The first node of `kind` at or below `node`, looking through declarator wrappers.
 /// The field `f` of `this->f`.
 fn this_field(node: Node) -> Option<Node> {
     node.child_by_field_name("argument")
@@ -4238,6 +4236,7 @@ fn this_field(node: Node) -> Option<Node> {
     node.child_by_field_name("field")
 }
 
+/// The first node of `kind` at or below `node`, looking through declarator wrappers.
 fn find_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
     if node.kind() == kind {
         return Some(node);
