@@ -437,8 +437,11 @@ fn kept_parameters(program: &Program, callees: &[Resolved]) -> FxHashSet<(FnId, 
 
 /// A lambda passed to a project function that calls that parameter (`without_gil([&] { ... })`)
 /// runs inside the callee, at the parameter's call, in the callee's GIL state; when no callee
-/// calls the parameter, it runs in place or is kept for later, as its [`Unconsumed`] says. This
-/// is the one place that decides it, for both languages.
+/// calls the parameter, it runs in place or is kept for later, as its [`Unconsumed`] says. A
+/// lambda passed to a guessed call that most of its candidates (two at least) call, and none
+/// keeps, also runs in place: the candidates agree that it runs whichever of them is called, so
+/// reaching it needs no guess (`trainer.feed(it, |s| ..)` on a generic `T: Trainer`, whose
+/// test stub runs nothing). This is the one place that decides it, for both languages.
 fn route_passed_lambdas(program: &Program, callees: &[Resolved]) -> Routes {
     let kept_params = kept_parameters(program, callees);
     // Whether a callable passed as argument `index` of call `outer` of `caller` runs: inside a
@@ -540,7 +543,20 @@ fn route_passed_lambdas(program: &Program, callees: &[Resolved]) -> Routes {
             };
             let (consumed, in_place) = runs(&calls_param, caller, (outer, index, unconsumed));
             if consumed {
-                run_by_callee.insert((caller, site));
+                let outer_callees = callees[caller].get(outer as usize);
+                let runners = outer_callees
+                    .iter()
+                    .filter(|&&callee| calls_param.contains(&(callee, index)))
+                    .count();
+                let vouched = callees[caller].guessed[outer as usize]
+                    && runners >= 2
+                    && runners * 2 > outer_callees.len()
+                    && !outer_callees
+                        .iter()
+                        .any(|&callee| kept_params.contains(&(callee, index)));
+                if !vouched {
+                    run_by_callee.insert((caller, site));
+                }
                 passed
                     .entry((caller, outer as usize, index))
                     .or_default()
