@@ -19,7 +19,7 @@ use crate::callgraph::CallGraph;
 use crate::diagnostic::{Step, guesses};
 use crate::frontend::Language;
 use crate::model::{
-    CallTarget, FnId, Function, FunctionKind, GilState, LockKind, LockRegion, Program, PyUse, Span,
+    CallTarget, FnId, Function, FunctionKind, GilState, LockKind, LockRegion, Program, Span,
 };
 
 pub type LockId = usize;
@@ -62,8 +62,8 @@ pub enum Pred {
     },
 }
 
-/// Everything one binding reaches, with how. Every binding's is kept until the rules have run,
-/// so it holds no map from nodes: on a large program the maps were the peak of the run's memory.
+/// Everything one binding reaches, with how: read for the binding's facts, then dropped. It
+/// holds no map from nodes: on a large program the maps were the peak of the run's memory.
 pub struct Reach {
     pub binding: usize,
     /// Nodes in the order they were reached (deterministic): first those reached through
@@ -145,7 +145,9 @@ impl Lock {
 }
 
 pub struct Facts {
-    pub reaches: Vec<Reach>,
+    /// Every use of the Python API reached with the GIL released, keyed by `(function, site,
+    /// index in its py_uses)`, with the path that follows the fewest guessed calls.
+    pub released_uses: BTreeMap<(FnId, Span, usize), ReleasedUse>,
     pub locks: Vec<Lock>,
     held_sets: Vec<Vec<LockId>>,
     /// For each edge, its witnesses by site, in site order.
@@ -155,8 +157,14 @@ pub struct Facts {
     /// helper's callers takes the GIL back at one site for many of them: each caller's region is
     /// a cycle of its own, and fixing one of them must change the report.
     pub holders: BTreeMap<LockId, BTreeMap<Span, Witness>>,
-    /// The lambdas the project keeps for later (see [`CallGraph::kept_for_later`]).
-    kept: FxHashSet<FnId>,
+}
+
+/// A use of the Python API reached with the GIL released: the first binding whose path to it
+/// follows the fewest guessed calls, that path, and every other binding that reaches it so.
+pub struct ReleasedUse {
+    pub binding: usize,
+    pub trace: Vec<Step>,
+    pub others: Vec<usize>,
 }
 
 struct Builder<'p> {
@@ -168,12 +176,20 @@ struct Builder<'p> {
     held_sets: Vec<Vec<LockId>>,
     edges: BTreeMap<Edge, BTreeMap<Span, Witness>>,
     holders: BTreeMap<LockId, BTreeMap<Span, Witness>>,
+    released_uses: BTreeMap<(FnId, Span, usize), ReleasedUse>,
     /// See [`Builder::filled_at_import`].
     filled_at_import: FxHashSet<Lock>,
 }
 
 impl Facts {
     pub fn build(program: &Program, graph: &CallGraph) -> Self {
+        Self::build_visiting(program, graph, drop)
+    }
+
+    /// Builds the facts, handing each binding's [`Reach`] to `visit` once its facts are taken.
+    /// A run keeps none: on a large program every binding's reach together was a fifth of the
+    /// run's peak memory.
+    fn build_visiting(program: &Program, graph: &CallGraph, mut visit: impl FnMut(Reach)) -> Self {
         let mut builder = Builder {
             program,
             graph,
@@ -183,34 +199,24 @@ impl Facts {
             held_sets: Vec::new(),
             edges: BTreeMap::new(),
             holders: BTreeMap::new(),
+            released_uses: BTreeMap::new(),
             filled_at_import: FxHashSet::default(),
         };
         builder.held_set(Vec::new());
         builder.filled_at_import = builder.filled_at_import();
-        let reaches: Vec<Reach> = (0..program.bindings.len())
-            .map(|binding| {
-                let reach = builder.explore(binding);
-                builder.record_edges(&reach);
-                reach
-            })
-            .collect();
+        for binding in 0..program.bindings.len() {
+            let reach = builder.explore(binding);
+            builder.record_edges(&reach);
+            builder.record_released_uses(&reach);
+            visit(reach);
+        }
         Facts {
-            reaches,
+            released_uses: builder.released_uses,
             locks: builder.locks,
             held_sets: builder.held_sets,
             edges: builder.edges,
             holders: builder.holders,
-            kept: (0..program.functions.len())
-                .filter(|&f| graph.kept_for_later(f))
-                .collect(),
         }
-    }
-
-    /// Whether `py_use` of `function` happens where it is written. What a lambda the project
-    /// keeps in a container captured is destroyed where the project drops the entry, which is
-    /// not followed, not after each run of its body.
-    pub fn happens_there(&self, function: FnId, py_use: &PyUse) -> bool {
-        !(py_use.at_destruction && self.kept.contains(&function))
     }
 
     pub fn held(&self, set: usize) -> &[LockId] {
@@ -513,6 +519,57 @@ impl Builder<'_> {
             }
         }
         reach
+    }
+
+    /// Records the uses of the Python API that `reach` makes with the GIL released. A test that
+    /// uses Python without the GIL fails when it runs (see `Binding::test`): its uses are not
+    /// recorded. What a lambda the project keeps in a container captured is destroyed where the
+    /// project drops the entry, which is not followed, not after each run of its body.
+    fn record_released_uses(&mut self, reach: &Reach) {
+        let binding = reach.binding;
+        if self.program.bindings[binding].test {
+            return;
+        }
+        for (at, &node) in reach.order.iter().enumerate() {
+            let (function, state) = (node.function, node.state);
+            let f = &self.program.functions[function];
+            for (index, py_use) in f.py_uses.iter().enumerate() {
+                if !py_use.needs_gil_check
+                    || py_use.at_destruction && self.graph.kept_for_later(function)
+                    || f.gil_state_at(py_use.span.start, state) != GilState::Released
+                {
+                    continue;
+                }
+                let key = (function, py_use.span, index);
+                match self.released_uses.get_mut(&key) {
+                    // The path with the fewest guessed calls is the one to show.
+                    Some(known) if reach.guesses(at) < guesses(&known.trace) => {
+                        let trace = trace_to(self.program, reach, at, py_use.span.start);
+                        if known.binding != binding {
+                            known.others.retain(|&b| b != binding);
+                            known.others.push(known.binding);
+                            known.binding = binding;
+                        }
+                        known.trace = trace;
+                    }
+                    Some(known) if known.binding != binding && !known.others.contains(&binding) => {
+                        known.others.push(binding)
+                    }
+                    Some(_) => {}
+                    None => {
+                        let trace = trace_to(self.program, reach, at, py_use.span.start);
+                        self.released_uses.insert(
+                            key,
+                            ReleasedUse {
+                                binding,
+                                trace,
+                                others: Vec::new(),
+                            },
+                        );
+                    }
+                }
+            }
+        }
     }
 
     fn record_edges(&mut self, reach: &Reach) {
@@ -821,9 +878,19 @@ mod tests {
         (text, program, facts)
     }
 
-    /// The reached functions of `binding`, by name, with the GIL state each was entered in.
-    fn reached(program: &Program, facts: &Facts, binding: usize) -> Vec<(String, GilState)> {
-        facts.reaches[binding]
+    /// As [`analyse_cpp`], with every binding's reach, which a run does not keep.
+    fn explore_cpp(body: &str) -> (Program, Facts, Vec<Reach>) {
+        let mut program = crate::test_support::program(&[("ext.cpp", &cpp(body))]);
+        program.qualify_member_locks();
+        let graph = CallGraph::build(&program);
+        let mut reaches = Vec::new();
+        let facts = Facts::build_visiting(&program, &graph, |reach| reaches.push(reach));
+        (program, facts, reaches)
+    }
+
+    /// The reached functions of `reach`, by name, with the GIL state each was entered in.
+    fn reached(program: &Program, reach: &Reach) -> Vec<(String, GilState)> {
+        reach
             .order
             .iter()
             .map(|n| (program.functions[n.function].qualname.clone(), n.state))
@@ -854,7 +921,7 @@ mod tests {
 
     #[test]
     fn bindings_are_explored_breadth_first_in_their_entry_state() {
-        let (_, program, facts) = analyse_cpp(
+        let (program, facts, reaches) = explore_cpp(
             "void leaf() {}\n\
              void middle() { leaf(); }\n\
              void top() { middle(); leaf(); }\n\
@@ -869,18 +936,18 @@ mod tests {
         let named = |list: &[(&str, GilState)]| -> Vec<(String, GilState)> {
             list.iter().map(|&(n, s)| (n.to_string(), s)).collect()
         };
-        assert_eq!(facts.reaches.len(), 3);
+        assert_eq!(reaches.len(), 3);
         assert_eq!(
-            reached(&program, &facts, 0),
+            reached(&program, &reaches[0]),
             named(&[("top", Held), ("middle", Held), ("leaf", Held)])
         );
         assert_eq!(
-            reached(&program, &facts, 1),
+            reached(&program, &reaches[1]),
             named(&[("top", Released), ("middle", Released), ("leaf", Released)])
         );
         // The release inside `released` changes the state its callees are entered in.
         assert_eq!(
-            reached(&program, &facts, 2),
+            reached(&program, &reaches[2]),
             named(&[("released", Held), ("middle", Released), ("leaf", Released)])
         );
         assert!(facts.edges.is_empty());
@@ -936,7 +1003,7 @@ mod tests {
     /// A thread starts without the GIL and without its starter's locks, holding only itself.
     #[test]
     fn a_thread_body_runs_released_holding_its_thread_lock() {
-        let (_, program, facts) = analyse_cpp(
+        let (program, facts, reaches) = explore_cpp(
             "#include <thread>\n\
              std::mutex mu;\n\
              void start() {\n\
@@ -946,7 +1013,7 @@ mod tests {
              }\n\
              PYBIND11_MODULE(m, mod) { mod.def(\"start\", &start); }\n",
         );
-        let reach = &facts.reaches[0];
+        let reach = &reaches[0];
         let index = reach
             .order
             .iter()

@@ -1,9 +1,7 @@
-use std::collections::BTreeMap;
-
 use super::{Group, Precision, declare_lint};
-use crate::analysis::{Facts, trace_to};
-use crate::diagnostic::{Finding, Flow, Severity, Step, guesses};
-use crate::model::{GilState, Program, Span};
+use crate::analysis::{Facts, ReleasedUse};
+use crate::diagnostic::{Finding, Flow, Severity, Step};
+use crate::model::{Program, Span};
 
 declare_lint! {
     /// ## What it finds
@@ -64,68 +62,12 @@ declare_lint! {
     }
 }
 
-/// The first path found to a use, and every binding that reaches it.
-struct Hit {
-    binding: usize,
-    trace: Vec<Step>,
-    others: Vec<usize>,
-}
-
 fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
-    let mut hits: BTreeMap<(usize, Span, usize), Hit> = BTreeMap::new();
-    // A test that uses Python without the GIL fails when it runs (see `Binding::test`).
-    for reach in facts
-        .reaches
-        .iter()
-        .filter(|r| !program.bindings[r.binding].test)
-    {
-        let binding = reach.binding;
-        for (at, &node) in reach.order.iter().enumerate() {
-            let (function, state) = (node.function, node.state);
-            let f = &program.functions[function];
-            for (index, py_use) in f.py_uses.iter().enumerate() {
-                if !py_use.needs_gil_check
-                    || !facts.happens_there(function, py_use)
-                    || f.gil_state_at(py_use.span.start, state) != GilState::Released
-                {
-                    continue;
-                }
-                let key = (function, py_use.span, index);
-                match hits.get_mut(&key) {
-                    // The path with the fewest guessed calls is the one to show.
-                    Some(hit) if reach.guesses(at) < guesses(&hit.trace) => {
-                        let trace = trace_to(program, reach, at, py_use.span.start);
-                        if hit.binding != binding {
-                            hit.others.retain(|&b| b != binding);
-                            hit.others.push(hit.binding);
-                            hit.binding = binding;
-                        }
-                        hit.trace = trace;
-                    }
-                    Some(hit) if hit.binding != binding && !hit.others.contains(&binding) => {
-                        hit.others.push(binding)
-                    }
-                    Some(_) => {}
-                    None => {
-                        let trace = trace_to(program, reach, at, py_use.span.start);
-                        hits.insert(
-                            key,
-                            Hit {
-                                binding,
-                                trace,
-                                others: Vec::new(),
-                            },
-                        );
-                    }
-                }
-            }
-        }
-    }
     // The uses in one function are one mistake with one fix (hold the GIL in that function):
     // report the first and list the others.
     let mut findings: Vec<Finding> = Vec::new();
     let mut last_function = None;
-    for ((function, span, index), hit) in hits {
+    for (&(function, span, index), hit) in &facts.released_uses {
         let what = &program.functions[function].py_uses[index].what;
         if last_function == Some(function)
             && let Some(previous) = findings.last_mut()
@@ -140,7 +82,13 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
     findings
 }
 
-fn finding(program: &Program, span: Span, function: usize, what: &str, hit: Hit) -> Finding {
+fn finding(
+    program: &Program,
+    span: Span,
+    function: usize,
+    what: &str,
+    hit: &ReleasedUse,
+) -> Finding {
     let binding = &program.bindings[hit.binding];
     let mut notes = vec![call_path(program, &hit.trace, function)];
     if !hit.others.is_empty() {
@@ -169,7 +117,7 @@ fn finding(program: &Program, span: Span, function: usize, what: &str, hit: Hit)
         function: program.functions[function].qualname.clone(),
         flows: vec![Flow {
             title: String::new(),
-            steps: hit.trace,
+            steps: hit.trace.clone(),
         }],
         notes,
         help: Some(super::by_language(
