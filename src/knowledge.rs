@@ -310,6 +310,9 @@ pub enum ProjectMacro {
     /// (`PyObject_FreePIDL`, `PyMem_RawNew`), with the C-API-style names that its body or
     /// expansion calls without holding a GIL it took itself.
     CApiStyle(String, Vec<String>),
+    /// A project function that binds its callable argument with the GIL released, as `.def`
+    /// with a release call guard does (see `def_functions_released`).
+    DefHelper(String),
 }
 
 /// All loaded knowledge, merged over the files.
@@ -605,6 +608,9 @@ impl Knowledge {
                 }
                 ProjectMacro::CApiStyle(name, calls) => {
                     c_api_style.entry(name).or_default().extend(calls)
+                }
+                ProjectMacro::DefHelper(name) => {
+                    self.def_functions.insert(name, true);
                 }
             }
         }
