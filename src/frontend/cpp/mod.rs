@@ -212,6 +212,8 @@ fn def_helper_definitions(text: &str, knowledge: &Knowledge) -> Vec<ProjectMacro
         let Some((params, body)) = definition_parts(&mut after) else {
             continue;
         };
+        // Past the body: each token is read in one body at most, however deep the nesting.
+        lexer = after;
         let names = parameter_names(&text[params]);
         let body = &text[body];
         let tokens: Vec<Token> = Lexer::new(body).collect();
@@ -237,7 +239,6 @@ fn def_helper_definitions(text: &str, knowledge: &Knowledge) -> Vec<ProjectMacro
         });
         if binds {
             found.push(ProjectMacro::DefHelper(name.to_string()));
-            lexer = after;
         }
     }
     found
