@@ -163,7 +163,8 @@ struct BindingsSection {
     pickle_wrappers: Vec<String>,
     /// Project functions that bind their callable argument under their string argument, as
     /// `.def` does (`def_nogil(m, "name", f)`); in `def_functions_released`, with the GIL
-    /// released on entry. Those defined in the file that calls them are found by themselves.
+    /// released on entry. Those defined in the file that calls them are found by themselves,
+    /// and those that add a release call guard in any file (`ProjectMacro::DefHelper`).
     #[serde(default)]
     def_functions: Vec<String>,
     #[serde(default)]
