@@ -163,7 +163,8 @@ struct BindingsSection {
     pickle_wrappers: Vec<String>,
     /// Project functions that bind their callable argument under their string argument, as
     /// `.def` does (`def_nogil(m, "name", f)`); in `def_functions_released`, with the GIL
-    /// released on entry. Those defined in the file that calls them are found by themselves.
+    /// released on entry. Those defined in the file that calls them are found by themselves,
+    /// and those that add a release call guard in any file (`ProjectMacro::DefHelper`).
     #[serde(default)]
     def_functions: Vec<String>,
     #[serde(default)]
@@ -310,6 +311,9 @@ pub enum ProjectMacro {
     /// (`PyObject_FreePIDL`, `PyMem_RawNew`), with the C-API-style names that its body or
     /// expansion calls without holding a GIL it took itself.
     CApiStyle(String, Vec<String>),
+    /// A project function that binds its callable argument with the GIL released, as `.def`
+    /// with a release call guard does (see `def_functions_released`).
+    DefHelper(String),
 }
 
 /// All loaded knowledge, merged over the files.
@@ -605,6 +609,9 @@ impl Knowledge {
                 }
                 ProjectMacro::CApiStyle(name, calls) => {
                     c_api_style.entry(name).or_default().extend(calls)
+                }
+                ProjectMacro::DefHelper(name) => {
+                    self.def_functions.insert(name, true);
                 }
             }
         }

@@ -180,7 +180,76 @@ pub fn project_macros(text: &str, knowledge: &Knowledge) -> Vec<ProjectMacro> {
             found.push(ProjectMacro::Entry(definition.name, argument));
         }
     }
+    found.extend(def_helper_definitions(text, knowledge));
     found
+}
+
+/// The project functions that bind what their callers pass them with the GIL released: their body
+/// hands one of their parameters to a `.def` call with a release call guard (`template <class T,
+/// class F> void Def(py::module_ &m, F &&f) { args<T>().def(m, T::name, wrap(std::forward<F>(f)),
+/// py::call_guard<py::gil_scoped_release>()); }`). Defined in a header, they are called in every
+/// file that binds through them.
+fn def_helper_definitions(text: &str, knowledge: &Knowledge) -> Vec<ProjectMacro> {
+    if memchr::memmem::find(text.as_bytes(), b"call_guard").is_none() {
+        return Vec::new();
+    }
+    let releases = |w: &str| {
+        knowledge
+            .release_guards
+            .names()
+            .any(|g| last_segment(g) == w)
+    };
+    let mut found = Vec::new();
+    let mut lexer = Lexer::new(text);
+    while let Some(token) = lexer.next() {
+        let Some(name) = word(text, &token) else {
+            continue;
+        };
+        if knowledge.def_methods.contains(name) {
+            continue;
+        }
+        let mut after = lexer.clone();
+        let Some((params, body)) = definition_parts(&mut after) else {
+            continue;
+        };
+        // Past the body: each token is read in one body at most, however deep the nesting.
+        lexer = after;
+        let names = parameter_names(&text[params]);
+        let body = &text[body];
+        let tokens: Vec<Token> = Lexer::new(body).collect();
+        let named = |argument: &[Token], wanted: &dyn Fn(&str) -> bool| {
+            argument.iter().filter_map(|t| word(body, t)).any(wanted)
+        };
+        let binds = tokens.windows(3).enumerate().any(|(i, w)| {
+            let is_def = matches!(w[0], Token::Punct(b'.') | Token::Arrow)
+                && word(body, &w[1]).is_some_and(|m| knowledge.def_methods.contains(m))
+                && w[2] == Token::Punct(b'(');
+            if !is_def {
+                return false;
+            }
+            let arguments = top_level_arguments(&tokens[i + 3..]);
+            // The callable passed on (the first argument is the module or the name).
+            arguments
+                .iter()
+                .skip(1)
+                .any(|a| named(a, &|w| names.contains(&w)))
+                && arguments
+                    .iter()
+                    .any(|a| named(a, &|w| w == "call_guard") && named(a, &releases))
+        });
+        if binds {
+            found.push(ProjectMacro::DefHelper(name.to_string()));
+        }
+    }
+    found
+}
+
+/// The identifier a token of `text` is, if it is one.
+fn word<'t>(text: &'t str, token: &Token) -> Option<&'t str> {
+    match *token {
+        Token::Ident(s, e) => Some(&text[s..e]),
+        _ => None,
+    }
 }
 
 /// The functions and macros that the file defines under a name the knowledge takes for the C API
@@ -268,11 +337,20 @@ fn defines_class(mut lexer: Lexer, text: &str) -> bool {
 /// After a function's name: reads `( ... ) { ... }` and returns the body's extent, or stops at
 /// the first token that is not so.
 fn definition_body(lexer: &mut Lexer) -> Option<std::ops::Range<usize>> {
+    definition_parts(lexer).map(|(_, body)| body)
+}
+
+/// After a function's name: the text of its parameter list and of its body, inside their
+/// brackets.
+fn definition_parts(lexer: &mut Lexer) -> Option<(Range<usize>, Range<usize>)> {
     if lexer.next()? != Token::Punct(b'(') {
         return None;
     }
+    let params_start = lexer.i;
+    let mut params_end = lexer.i;
     let mut depth = 1usize;
     while depth > 0 {
+        params_end = lexer.i;
         match lexer.next()? {
             Token::Punct(b'(') => depth += 1,
             Token::Punct(b')') => depth -= 1,
@@ -293,7 +371,52 @@ fn definition_body(lexer: &mut Lexer) -> Option<std::ops::Range<usize>> {
             _ => {}
         }
     }
-    Some(start..lexer.i)
+    Some((params_start..params_end, start..lexer.i))
+}
+
+/// The names a parameter list declares: the last identifier of each parameter, before any
+/// default value (`py::module_ &m, F &&f` gives `m` and `f`).
+fn parameter_names(params: &str) -> Vec<&str> {
+    let tokens: Vec<Token> = Lexer::new(params).collect();
+    top_level_arguments(&tokens)
+        .into_iter()
+        .filter_map(|parameter| {
+            let declared = parameter
+                .split(|t| *t == Token::Punct(b'='))
+                .next()
+                .unwrap_or(parameter);
+            declared.iter().rev().find_map(|t| match *t {
+                Token::Ident(s, e) => Some(&params[s..e]),
+                _ => None,
+            })
+        })
+        .collect()
+}
+
+/// The comma-separated arguments of a bracketed list whose opening bracket was read, up to its
+/// closing one: `(a, f<b, c>(d))` gives `a` and `f<b, c>(d)`.
+fn top_level_arguments(tokens: &[Token]) -> Vec<&[Token]> {
+    let mut arguments = Vec::new();
+    let (mut depth, mut angles, mut start) = (0usize, 0usize, 0);
+    for (i, t) in tokens.iter().enumerate() {
+        match t {
+            Token::Punct(b'(' | b'[' | b'{') => depth += 1,
+            Token::Punct(b')' | b']' | b'}') if depth == 0 => {
+                arguments.push(&tokens[start..i]);
+                return arguments;
+            }
+            Token::Punct(b')' | b']' | b'}') => depth -= 1,
+            Token::Punct(b'<') => angles += 1,
+            Token::Punct(b'>') => angles = angles.saturating_sub(1),
+            Token::Punct(b',') if depth == 0 && angles == 0 => {
+                arguments.push(&tokens[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    arguments.push(&tokens[start..]);
+    arguments
 }
 
 /// The C-API-style names called in `text` (each such identifier followed by `(`) where the body
@@ -1828,10 +1951,21 @@ impl<'a> Walker<'a> {
                 let declarator_kind = parameter
                     .child_by_field_name("declarator")
                     .map(|d| d.kind());
-                let owning = self.names(&self.k.python_types, &ty_path)
-                    && !self.names(&self.k.non_owning_types, &ty_path);
-                if owning && declarator_kind == Some("reference_declarator") {
-                    let shown = self.text(ty).split('<').next().unwrap_or("").trim();
+                // `std::optional<py::array_t<T>> x` holds its object by value too.
+                let held = (last_segment(&ty_path) == "optional")
+                    .then(|| find_kind(ty, "template_argument_list")?.named_child(0))
+                    .flatten()
+                    .map(|a| a.child_by_field_name("type").unwrap_or(a));
+                let held_path = held.map_or_else(|| ty_path.clone(), |h| self.path(h));
+                let owning = self.names(&self.k.python_types, &held_path)
+                    && !self.names(&self.k.non_owning_types, &held_path);
+                let shown = self
+                    .text(held.unwrap_or(ty))
+                    .split('<')
+                    .next()
+                    .unwrap_or("")
+                    .trim();
+                if owning && held.is_none() && declarator_kind == Some("reference_declarator") {
                     frame
                         .python_references
                         .insert(self.text(name).to_string(), shown.to_string());
@@ -1839,7 +1973,6 @@ impl<'a> Walker<'a> {
                 if owning && declarator_kind == Some("identifier") {
                     // The caller's copy is made, and destroyed at return, in this function's GIL
                     // state: reference counting without the GIL when it is entered released.
-                    let shown = self.text(ty).split('<').next().unwrap_or("").trim();
                     let use_ = PyUse {
                         span: span(parameter),
                         what: format!(
@@ -2906,19 +3039,36 @@ impl<'a> Walker<'a> {
             self.k.def_functions.get(helper),
         ) {
             (Some(guard), _) => guard.clone(),
-            (None, Some(&released)) => released.then(|| (span(callee), format!("`{helper}`"))),
+            (None, Some(&released)) => {
+                released.then(|| (span(callee), "the release call guard it adds".to_string()))
+            }
             (None, None) => return false,
         };
-        let Some(at) = args.iter().position(|a| a.kind() == "string_literal") else {
-            return false;
-        };
-        let Some(&callable) = args.get(at + 1) else {
-            return false;
-        };
+        // `def_nogil(m, "name", f)`; or `Def<traits::f>(m, [](..) {..})`, where the helper
+        // finds the name itself: the binding is named after the template argument.
+        let (name, callable, name_end) =
+            match args.iter().position(|a| a.kind() == "string_literal") {
+                Some(at) => {
+                    let Some(&callable) = args.get(at + 1) else {
+                        return false;
+                    };
+                    let name = string_content(self.text(args[at]));
+                    (name, callable, args[at].end_byte())
+                }
+                None => {
+                    let mut lambdas = args.iter().filter(|a| a.kind() == "lambda_expression");
+                    let (Some(&callable), None) = (lambdas.next(), lambdas.next()) else {
+                        return false;
+                    };
+                    let named = find_kind(callee, "template_argument_list")
+                        .and_then(|a| a.named_child(0))
+                        .map_or(helper, |a| last_segment(self.text(a)));
+                    (named.to_string(), callable, callee.end_byte())
+                }
+            };
         let Some(target) = self.binding_target(callable, None) else {
             return false;
         };
-        let name = string_content(self.text(args[at]));
         let guard = guard.map(|(at, text)| {
             let why = format!(
                 "`{name}` is bound through `{helper}` with {text}: the GIL is released on entry"
@@ -2928,7 +3078,7 @@ impl<'a> Walker<'a> {
         let registration = Span {
             file: 0,
             start: callee.start_byte() as u32,
-            end: args[at].end_byte() as u32,
+            end: name_end as u32,
         };
         self.push_binding(name, registration, target, guard);
         for arg in args.iter().filter(|a| a.id() != callable.id()) {
