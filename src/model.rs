@@ -423,8 +423,8 @@ pub struct Binding {
     pub usings: Names,
     pub target: CallTarget,
     pub entry: GilState,
-    /// What makes it enter with the GIL released (`py::call_guard<py::gil_scoped_release>()`),
-    /// and a sentence saying so.
+    /// What makes it an entry in its state (`py::call_guard<py::gil_scoped_release>()` entering
+    /// released), and a sentence saying so.
     pub guard: Option<(Span, String)>,
     /// A test function (`#[test]`), entered on a thread of its own without the GIL. Running the
     /// test shows its misuse of Python and of the library's locks; only the deadlocks between
@@ -435,6 +435,11 @@ pub struct Binding {
     /// of the module can be called.
     #[serde(default)]
     pub module_init: bool,
+    /// An entry only when nothing in the program runs its target: a closure taking PyO3's
+    /// `Python` token, which the call it is handed to may keep and run later on a thread that
+    /// attaches; one that runs where the program calls it is reached from there.
+    #[serde(default)]
+    pub unless_run: bool,
 }
 
 /// What one front-end extracted from one file.

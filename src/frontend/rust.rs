@@ -474,6 +474,9 @@ struct Frame {
     locals: FxHashMap<String, Local>,
     /// Declared types of `let`s and parameters, by name.
     types: FxHashMap<String, String>,
+    /// Parameters that are Python objects of a project class (`pyself: Py<Self>`), with that
+    /// class: what `pyself.get()` gives.
+    objects: FxHashMap<String, String>,
     /// Ends of the enclosing blocks, innermost last.
     block_ends: Vec<u32>,
     /// End of the statement being walked: a temporary guard lives to it.
@@ -531,6 +534,9 @@ enum Entry {
     /// A module's initialiser (see [`Binding::module_init`]).
     ModuleInit,
     Test,
+    /// A closure handed to a call that takes PyO3's `Python` token (see
+    /// [`Walker::token_closure_entry`]).
+    TokenClosure,
 }
 
 struct Walker<'k> {
@@ -1033,6 +1039,9 @@ impl Walker<'_> {
                 if is_callable(&param.ty, &callable) {
                     frame.callable_params.insert(name.clone());
                 }
+                if let Some(class) = self.object_class(&param.ty) {
+                    frame.objects.insert(name.clone(), class);
+                }
                 if let Some(ty) = type_name(&param.ty) {
                     frame.types.insert(name, ty);
                 }
@@ -1045,6 +1054,44 @@ impl Walker<'_> {
         self.frames.pop();
         self.generic_bounds.truncate(generics);
         id
+    }
+
+    /// The project class a Python object of type `ty` holds (`Py<Self>`, `Bound<'py, Engine>`).
+    fn object_class(&self, ty: &Type) -> Option<String> {
+        let Type::Path(p) = ty else { return None };
+        let last = p.path.segments.last()?;
+        if !self.k.rust.python_types.contains(&last.ident.to_string()) {
+            return None;
+        }
+        let class = content_type_name(ty)?;
+        match class.as_str() {
+            "Self" => self.self_type.clone(),
+            _ => (!self.is_python_type(&class)).then_some(class),
+        }
+    }
+
+    /// The class of the Rust value that `expr` takes out of a Python object parameter
+    /// (`pyself.get()`, `slf.try_borrow()?`).
+    fn object_content_type(&self, expr: &Expr) -> Option<String> {
+        let Expr::MethodCall(m) = guard_call(expr)? else {
+            return None;
+        };
+        let Expr::Path(p) = &*m.receiver else {
+            return None;
+        };
+        if !self
+            .k
+            .rust
+            .class_access_methods
+            .contains(&m.method.to_string())
+        {
+            return None;
+        }
+        self.frames
+            .last()?
+            .objects
+            .get(&path_string(&p.path))
+            .cloned()
     }
 
     /// The objects `sig` borrows exclusively from PyO3: `self` for a `&mut self` (or
@@ -1093,6 +1140,7 @@ impl Walker<'_> {
             id,
             locals: FxHashMap::default(),
             types: FxHashMap::default(),
+            objects: FxHashMap::default(),
             block_ends: vec![body.end],
             statement_end: body.end,
             binding_guard: None,
@@ -1117,7 +1165,12 @@ impl Walker<'_> {
         let scope = self.shared_scope();
         let usings = self.shared_usings.get(&self.usings);
         let at = span_of(span);
-        let why = format!("`{name}` is a test, run on a thread without the GIL");
+        let why = match entry {
+            Entry::TokenClosure => Some(format!(
+                "`{name}` takes a `Python` token: whoever runs it holds the GIL"
+            )),
+            _ => test.then(|| format!("`{name}` is a test, run on a thread without the GIL")),
+        };
         self.model.bindings.push(Binding {
             name,
             span: at,
@@ -1129,9 +1182,10 @@ impl Walker<'_> {
             } else {
                 GilState::Held
             },
-            guard: test.then_some((at, why)),
+            guard: why.map(|why| (at, why)),
             test,
             module_init: entry == Entry::ModuleInit,
+            unless_run: entry == Entry::TokenClosure,
         });
     }
 
@@ -1608,7 +1662,29 @@ impl Walker<'_> {
     /// it do not depend on it).
     fn numbered_closure(&mut self, closure: &syn::ExprClosure) -> FnId {
         let qualname = self.numbered_name("closure", |f| &mut f.closures);
-        self.closure_function(closure, &qualname)
+        let id = self.closure_function(closure, &qualname);
+        self.token_closure_entry(closure, id);
+        id
+    }
+
+    /// A closure written as an argument that takes PyO3's `Python` token (`move |py|
+    /// aw.set_result(py, r)`, typed `Python<'_>` or, as a `FnOnce(Python)` bound lets it be
+    /// written, untyped and named `py`) runs attached wherever it runs: only an attached thread
+    /// has a token to give it. A call may keep it and run it later on another thread (a
+    /// blocking pool's worker that attaches first), where no binding's path leads, so it is an
+    /// entry of its own, entered attached, unless the program runs it (see
+    /// [`Binding::unless_run`]).
+    fn token_closure_entry(&mut self, closure: &syn::ExprClosure, id: FnId) {
+        let token = |pattern: &Pat| match pattern {
+            Pat::Type(t) => matches!(&*t.ty, Type::Path(p)
+                if p.path.segments.last().is_some_and(|s| s.ident == "Python")),
+            Pat::Ident(p) => p.ident == "py",
+            _ => false,
+        };
+        if closure.inputs.iter().any(token) {
+            let name = self.model.functions[id].qualname.clone();
+            self.bind(name, closure.inputs_begin.span, id, Entry::TokenClosure);
+        }
     }
 
     /// `owner::{kind#N}`: the next name of a lambda of this kind in the function being walked,
@@ -2262,6 +2338,32 @@ fn pattern_ident(pattern: &Pat) -> Option<String> {
     }
 }
 
+/// The expressions of a macro body written as `select!` arms: `[biased;]`, then arms `pattern =
+/// future [, if condition] => handler[,]` and `else => handler`.
+fn parse_select_arms(input: syn::parse::ParseStream) -> syn::Result<Vec<Expr>> {
+    let mut exprs = Vec::new();
+    if input.peek(syn::Ident) && input.peek2(syn::Token![;]) {
+        input.parse::<syn::Ident>()?;
+        input.parse::<syn::Token![;]>()?;
+    }
+    while !input.is_empty() {
+        if input.parse::<Option<syn::Token![else]>>()?.is_none() {
+            Pat::parse_single(input)?;
+            input.parse::<syn::Token![=]>()?;
+            exprs.push(input.parse()?);
+            if input.peek(syn::Token![,]) && input.peek2(syn::Token![if]) {
+                input.parse::<syn::Token![,]>()?;
+                input.parse::<syn::Token![if]>()?;
+                exprs.push(input.parse()?);
+            }
+        }
+        input.parse::<syn::Token![=>]>()?;
+        exprs.push(input.parse()?);
+        input.parse::<Option<syn::Token![,]>>()?;
+    }
+    Ok(exprs)
+}
+
 /// The names a `thread_local!` body declares: `[pub] static NAME: Type = [const] init;`, the
 /// last `;` optional.
 fn parse_thread_local_names(input: syn::parse::ParseStream) -> syn::Result<Vec<String>> {
@@ -2352,6 +2454,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 constructed_type(&i.expr)
                     .or_else(|| self.call_value_type(&i.expr))
                     .or_else(|| self.guard_content_type(&i.expr))
+                    .or_else(|| self.object_content_type(&i.expr))
             }),
         };
         if let (Some(ty), Some(name)) = (declared, &name)
@@ -2857,13 +2960,14 @@ impl<'ast> Visit<'ast> for Walker<'_> {
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
         self.log_macro(mac);
         // Expression macros (`vec![..]`, `format!(..)`, `assert!(..)`) whose arguments parse as
-        // expressions are walked; others are opaque.
-        if let Ok(args) = mac
+        // expressions are walked, and so are those written as arms (`tokio::select!`), which
+        // poll each future and run the chosen arm's handler in place; others are opaque.
+        let args = mac
             .parse_body_with(syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated)
-        {
-            for arg in &args {
-                self.visit_expr(arg);
-            }
+            .map(|args| args.into_iter().collect())
+            .or_else(|_| mac.parse_body_with(parse_select_arms));
+        for arg in args.iter().flatten() {
+            self.visit_expr(arg);
         }
     }
 }

@@ -70,6 +70,8 @@ struct PythonApi {
     #[serde(default)]
     python_types: Vec<String>,
     #[serde(default)]
+    class_access_methods: Vec<String>,
+    #[serde(default)]
     methods_running_code: Vec<String>,
     #[serde(default)]
     logging_bridges: Vec<String>,
@@ -166,6 +168,9 @@ pub struct RustKnowledge {
     pub acquire_calls: HashSet<String>,
     pub ffi_modules: HashSet<String>,
     pub python_types: HashSet<String>,
+    /// Methods of a Python object of a project class that give the Rust value it holds
+    /// (`pyself.get()`, `obj.borrow(py)`).
+    pub class_access_methods: HashSet<String>,
     pub methods_running_code: HashSet<String>,
     /// Crates that, once named by the analysed code (`pyo3_log::init()`), forward the `log`
     /// facade to Python's `logging` for the whole process.
@@ -241,12 +246,16 @@ pub struct RustKnowledge {
 
 impl RustKnowledge {
     pub(super) fn add(&mut self, file: RustFile) {
-        let pairs: [(&mut HashSet<String>, Vec<String>); 46] = [
+        let pairs: [(&mut HashSet<String>, Vec<String>); 47] = [
             (&mut self.release_closures, file.gil.release_closures),
             (&mut self.acquire_closures, file.gil.acquire_closures),
             (&mut self.acquire_calls, file.gil.acquire_calls),
             (&mut self.ffi_modules, file.python_api.ffi_modules),
             (&mut self.python_types, file.python_api.python_types),
+            (
+                &mut self.class_access_methods,
+                file.python_api.class_access_methods,
+            ),
             (
                 &mut self.methods_running_code,
                 file.python_api.methods_running_code,

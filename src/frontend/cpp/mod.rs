@@ -3124,6 +3124,7 @@ impl<'a> Walker<'a> {
             guard,
             test: false,
             module_init: false,
+            unless_run: false,
         });
     }
 
