@@ -105,6 +105,9 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
                         LockKind::Barrier => format!(
                             "waiting at {lock_name} while holding the GIL deadlocks: another party reaches it only with the GIL"
                         ),
+                        LockKind::Channel => format!(
+                            "sending on {lock_name} while holding the GIL deadlocks: the receiving thread needs the GIL before it receives"
+                        ),
                         LockKind::Pool => format!(
                             "waiting for an item of {lock_name} while holding the GIL deadlocks: items come back only when the Python objects keeping them are freed, which needs the GIL"
                         ),
@@ -119,6 +122,9 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
                         LockKind::Pool => format!(
                             "keeps an item of {lock_name} in a Python object, which gives it back only when freed with the GIL"
                         ),
+                        LockKind::Channel => {
+                            format!("receives from {lock_name} and needs the GIL before it does")
+                        }
                         _ => format!("runs as {lock_name} and needs the GIL"),
                     },
                     "deadlock: thread B holds the GIL and waits for thread A, which waits for the GIL"
