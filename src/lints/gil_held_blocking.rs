@@ -14,7 +14,10 @@ declare_lint! {
     /// `std::condition_variable::wait` while holding the GIL, when the thread waited for takes the
     /// GIL or runs Python code before it finishes or notifies. A barrier (`std::sync::Barrier`)
     /// waits for every other party to arrive: waiting at it holding the GIL deadlocks with another
-    /// party that reaches it holding the GIL, or takes the GIL on its way there.
+    /// party that reaches it holding the GIL, or takes the GIL on its way there. A send on a
+    /// rendezvous channel (`std::sync::mpsc::sync_channel(0)`) waits until the receiving thread
+    /// takes the value: sending holding the GIL deadlocks with a receiver that takes the GIL
+    /// before it reaches `recv()`.
     ///
     /// This includes the fix that acquires the GIL *before* `std::call_once`, and the
     /// function-local `static py::object x = py::module_::import(...)` that pybind11's
