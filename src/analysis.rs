@@ -137,6 +137,7 @@ impl Lock {
                 }
             }
             LockKind::Condvar => format!("condition variable `{}`", self.name),
+            LockKind::Channel => format!("rendezvous channel `{}`", self.name),
             LockKind::Atomic => format!("atomic `{}`", self.name),
             LockKind::Barrier => format!("barrier `{}`", self.name),
             LockKind::Pool => format!("pool `{}`", self.name),
@@ -853,6 +854,12 @@ fn context_steps(
             LockKind::Thread => format!("runs as thread `{}`", region.lock),
             LockKind::Condvar => {
                 format!("has not yet notified condition variable `{}`", region.lock)
+            }
+            LockKind::Channel => {
+                format!(
+                    "has not yet received from rendezvous channel `{}`",
+                    region.lock
+                )
             }
             LockKind::Atomic => format!("has not yet stored to atomic `{}`", region.lock),
             LockKind::Barrier => format!("has not yet reached barrier `{}`", region.lock),

@@ -357,6 +357,9 @@ pub enum LockKind {
     /// A lazily initialised static (`Lazy`, `LazyLock`, `lazy_static!`): its first use runs the
     /// initialiser holding the static's lock, and other uses wait for it.
     Lazy,
+    /// A rendezvous channel (`sync_channel(0)`): a send waits until the receiving thread reaches
+    /// its receive, so the receiving code "holds" it until it receives.
+    Channel,
     /// A pool of items whose acquire call waits until one is given back (tantivy's searcher
     /// pool), when the crate keeps items in its objects: Python objects that free them only
     /// with the GIL. Each acquire site both waits and leases an item to such an object.
@@ -388,6 +391,7 @@ impl LockKind {
             self,
             LockKind::Thread
                 | LockKind::Condvar
+                | LockKind::Channel
                 | LockKind::Atomic
                 | LockKind::Barrier
                 | LockKind::Pool
@@ -423,8 +427,8 @@ pub struct Binding {
     pub usings: Names,
     pub target: CallTarget,
     pub entry: GilState,
-    /// What makes it enter with the GIL released (`py::call_guard<py::gil_scoped_release>()`),
-    /// and a sentence saying so.
+    /// What makes it an entry in its state (`py::call_guard<py::gil_scoped_release>()` entering
+    /// released), and a sentence saying so.
     pub guard: Option<(Span, String)>,
     /// A test function (`#[test]`), entered on a thread of its own without the GIL. Running the
     /// test shows its misuse of Python and of the library's locks; only the deadlocks between
@@ -435,6 +439,12 @@ pub struct Binding {
     /// of the module can be called.
     #[serde(default)]
     pub module_init: bool,
+    /// An entry only when nothing in the program runs its target: a closure taking PyO3's
+    /// `Python` token, which the call it is handed to may keep and run later on a thread that
+    /// attaches, or an async trait method that a library polls; one that runs where the program
+    /// calls it is reached from there.
+    #[serde(default)]
+    pub unless_run: bool,
 }
 
 /// What one front-end extracted from one file.

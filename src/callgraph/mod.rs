@@ -123,10 +123,20 @@ impl CallGraph {
             }
         }
         first_call.push(callee_ends.len() as u32);
+        // What the program runs: the callees of its calls, and the lambdas run inside theirs.
+        let run: FxHashSet<FnId> = match program.bindings.iter().any(|b| b.unless_run) {
+            true => targets
+                .iter()
+                .chain(passed.values().flatten())
+                .copied()
+                .collect(),
+            false => FxHashSet::default(),
+        };
         let binding_targets = program
             .bindings
             .par_iter()
             .map(|b| match b.target {
+                CallTarget::Direct(id) if b.unless_run && run.contains(&id) => Vec::new(),
                 CallTarget::Direct(id) => vec![id],
                 _ => {
                     let source = program.file(b.span.file);

@@ -55,6 +55,7 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
         guard_functions: FxHashMap::default(),
         returned_types: FxHashMap::default(),
         lock_functions: FxHashSet::default(),
+        sender_functions: FxHashMap::default(),
         methods: FxHashSet::default(),
         lock_fields: FxHashSet::default(),
         thread_locals: FxHashSet::default(),
@@ -474,6 +475,12 @@ struct Frame {
     locals: FxHashMap<String, Local>,
     /// Declared types of `let`s and parameters, by name.
     types: FxHashMap<String, String>,
+    /// Parameters that are Python objects of a project class (`pyself: Py<Self>`), with that
+    /// class: what `pyself.get()` gives.
+    objects: FxHashMap<String, String>,
+    /// Locals that are an end of a rendezvous channel, with the channel's name (see
+    /// [`Walker::rendezvous_channel`]).
+    channels: FxHashMap<String, String>,
     /// Ends of the enclosing blocks, innermost last.
     block_ends: Vec<u32>,
     /// End of the statement being walked: a temporary guard lives to it.
@@ -531,6 +538,13 @@ enum Entry {
     /// A module's initialiser (see [`Binding::module_init`]).
     ModuleInit,
     Test,
+    /// A closure handed to a call that takes PyO3's `Python` token (see
+    /// [`Walker::token_closure_entry`]).
+    TokenClosure,
+    /// An async method of a trait impl (`#[async_trait] impl Builtin for Adapter { async fn
+    /// execute(..) }`) that nothing in the program calls: the library that declares the trait
+    /// polls it on its runtime's threads, which do not hold the GIL.
+    LibraryFuture,
 }
 
 struct Walker<'k> {
@@ -562,6 +576,9 @@ struct Walker<'k> {
     /// the lock bound from a call is named by the function, `Engine::sessions()`, one lock
     /// wherever it is bound, whose contents are the declared ones.
     lock_functions: FxHashSet<String>,
+    /// The file's functions that return a channel's sender (`-> SyncSender<Item>`), with the
+    /// element type that names the channel.
+    sender_functions: FxHashMap<String, String>,
     /// The methods of the file's impls, as `Type::method`: `self.lock(py)` on a type with its
     /// own `lock` calls that method, it takes no mutex.
     methods: FxHashSet<String>,
@@ -780,6 +797,11 @@ impl Walker<'_> {
             }
             self.lock_functions.insert(name.clone());
         }
+        if self.k.rust.channel_sender_types.contains(&ty)
+            && let Some(element) = content_type_name(value)
+        {
+            self.sender_functions.insert(name.clone(), element);
+        }
         self.returned_types.insert(name, ty);
     }
 
@@ -863,6 +885,13 @@ impl Walker<'_> {
                                 m.sig.ident.span(),
                                 id,
                                 Entry::Binding,
+                            );
+                        } else if i.trait_.is_some() && m.sig.asyncness.is_some() {
+                            self.bind(
+                                format!("{ty}::{}", m.sig.ident),
+                                m.sig.ident.span(),
+                                id,
+                                Entry::LibraryFuture,
                             );
                         }
                     }
@@ -1033,6 +1062,9 @@ impl Walker<'_> {
                 if is_callable(&param.ty, &callable) {
                     frame.callable_params.insert(name.clone());
                 }
+                if let Some(class) = self.object_class(&param.ty) {
+                    frame.objects.insert(name.clone(), class);
+                }
                 if let Some(ty) = type_name(&param.ty) {
                     frame.types.insert(name, ty);
                 }
@@ -1045,6 +1077,111 @@ impl Walker<'_> {
         self.frames.pop();
         self.generic_bounds.truncate(generics);
         id
+    }
+
+    /// The project class a Python object of type `ty` holds (`Py<Self>`, `Bound<'py, Engine>`).
+    fn object_class(&self, ty: &Type) -> Option<String> {
+        let Type::Path(p) = ty else { return None };
+        let last = p.path.segments.last()?;
+        if !self.k.rust.python_types.contains(&last.ident.to_string()) {
+            return None;
+        }
+        let class = content_type_name(ty)?;
+        match class.as_str() {
+            "Self" => self.self_type.clone(),
+            _ => (!self.is_python_type(&class)).then_some(class),
+        }
+    }
+
+    /// The class of the Rust value that `expr` takes out of a Python object parameter
+    /// (`pyself.get()`, `slf.try_borrow()?`).
+    fn object_content_type(&self, expr: &Expr) -> Option<String> {
+        let Expr::MethodCall(m) = guard_call(expr)? else {
+            return None;
+        };
+        let Expr::Path(p) = &*m.receiver else {
+            return None;
+        };
+        if !self
+            .k
+            .rust
+            .class_access_methods
+            .contains(&m.method.to_string())
+        {
+            return None;
+        }
+        self.frames
+            .last()?
+            .objects
+            .get(&path_string(&p.path))
+            .cloned()
+    }
+
+    /// The ends of a rendezvous channel that a `let` binds: both of `let (tx, rx) =
+    /// sync_channel(0)`, named by the element type written (`sync_channel::<Item>(0)`) or else
+    /// by the sender's local; or a sender returned by one of the file's functions
+    /// (`let tx = self.worker_tx()?;` with `-> PyResult<SyncSender<Item>>`), named by its
+    /// element type.
+    fn rendezvous_channel(&mut self, pattern: &Pat, value: &Expr) {
+        let ends: Vec<(String, String)> = match (pattern, guard_call(value)) {
+            (Pat::Tuple(t), Some(Expr::Call(call))) if t.elems.len() == 2 => {
+                let Expr::Path(func) = &*call.func else {
+                    return;
+                };
+                let Some(last) = func.path.segments.last() else {
+                    return;
+                };
+                let zero = matches!(single(&call.args), Some(Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(n), ..
+                })) if n.base10_digits() == "0");
+                let names: Vec<_> = t.elems.iter().filter_map(pattern_ident).collect();
+                if !zero
+                    || names.len() != 2
+                    || !self
+                        .k
+                        .rust
+                        .rendezvous_channel_calls
+                        .contains(&last.ident.to_string())
+                {
+                    return;
+                }
+                let element = match &last.arguments {
+                    syn::PathArguments::AngleBracketed(args) => {
+                        args.args.iter().find_map(|a| match a {
+                            syn::GenericArgument::Type(t) => type_name(t),
+                            _ => None,
+                        })
+                    }
+                    _ => None,
+                };
+                let channel = element.unwrap_or_else(|| self.qualified(&names[0]));
+                names.into_iter().map(|n| (n, channel.clone())).collect()
+            }
+            (pattern, _) => {
+                let (Some(name), Some(element)) = (
+                    pattern_ident(pattern),
+                    self.called_function(value)
+                        .and_then(|f| self.sender_functions.get(&f).cloned()),
+                ) else {
+                    return;
+                };
+                vec![(name, element)]
+            }
+        };
+        if let Some(frame) = self.frames.last_mut() {
+            frame.channels.extend(ends);
+        }
+    }
+
+    /// The rendezvous channel whose end `receiver` is: a local of this function or of one
+    /// around it (a receiver moved into a spawned closure).
+    fn channel_of(&self, receiver: &Expr) -> Option<String> {
+        let Expr::Path(p) = receiver else { return None };
+        let name = p.path.get_ident()?.to_string();
+        self.frames
+            .iter()
+            .rev()
+            .find_map(|f| f.channels.get(&name).cloned())
     }
 
     /// The objects `sig` borrows exclusively from PyO3: `self` for a `&mut self` (or
@@ -1093,6 +1230,8 @@ impl Walker<'_> {
             id,
             locals: FxHashMap::default(),
             types: FxHashMap::default(),
+            objects: FxHashMap::default(),
+            channels: FxHashMap::default(),
             block_ends: vec![body.end],
             statement_end: body.end,
             binding_guard: None,
@@ -1117,21 +1256,29 @@ impl Walker<'_> {
         let scope = self.shared_scope();
         let usings = self.shared_usings.get(&self.usings);
         let at = span_of(span);
-        let why = format!("`{name}` is a test, run on a thread without the GIL");
+        let why = match entry {
+            Entry::TokenClosure => Some(format!(
+                "`{name}` takes a `Python` token: whoever runs it holds the GIL"
+            )),
+            Entry::LibraryFuture => Some(format!(
+                "`{name}` is an async trait method that nothing here calls: a library polls it on its own threads, without the GIL"
+            )),
+            _ => test.then(|| format!("`{name}` is a test, run on a thread without the GIL")),
+        };
         self.model.bindings.push(Binding {
             name,
             span: at,
             scope,
             usings,
             target: CallTarget::Direct(id),
-            entry: if test {
-                GilState::Released
-            } else {
-                GilState::Held
+            entry: match entry {
+                Entry::Test | Entry::LibraryFuture => GilState::Released,
+                _ => GilState::Held,
             },
-            guard: test.then_some((at, why)),
+            guard: why.map(|why| (at, why)),
             test,
             module_init: entry == Entry::ModuleInit,
+            unless_run: matches!(entry, Entry::TokenClosure | Entry::LibraryFuture),
         });
     }
 
@@ -1608,7 +1755,29 @@ impl Walker<'_> {
     /// it do not depend on it).
     fn numbered_closure(&mut self, closure: &syn::ExprClosure) -> FnId {
         let qualname = self.numbered_name("closure", |f| &mut f.closures);
-        self.closure_function(closure, &qualname)
+        let id = self.closure_function(closure, &qualname);
+        self.token_closure_entry(closure, id);
+        id
+    }
+
+    /// A closure written as an argument that takes PyO3's `Python` token (`move |py|
+    /// aw.set_result(py, r)`, typed `Python<'_>` or, as a `FnOnce(Python)` bound lets it be
+    /// written, untyped and named `py`) runs attached wherever it runs: only an attached thread
+    /// has a token to give it. A call may keep it and run it later on another thread (a
+    /// blocking pool's worker that attaches first), where no binding's path leads, so it is an
+    /// entry of its own, entered attached, unless the program runs it (see
+    /// [`Binding::unless_run`]).
+    fn token_closure_entry(&mut self, closure: &syn::ExprClosure, id: FnId) {
+        let token = |pattern: &Pat| match pattern {
+            Pat::Type(t) => matches!(&*t.ty, Type::Path(p)
+                if p.path.segments.last().is_some_and(|s| s.ident == "Python")),
+            Pat::Ident(p) => p.ident == "py",
+            _ => false,
+        };
+        if closure.inputs.iter().any(token) {
+            let name = self.model.functions[id].qualname.clone();
+            self.bind(name, closure.inputs_begin.span, id, Entry::TokenClosure);
+        }
     }
 
     /// `owner::{kind#N}`: the next name of a lambda of this kind in the function being walked,
@@ -1855,28 +2024,25 @@ impl Walker<'_> {
             });
             return false;
         }
+        // A rendezvous send waits for the receiving thread; the receiving code holds the channel
+        // from its start until it receives.
+        if let Some(channel) = self.channel_of(&call.receiver) {
+            let (send, receive) = (
+                rust.channel_send_methods.contains(&method),
+                rust.channel_receive_methods.contains(&method),
+            );
+            self.signal_region(span, LockKind::Channel, channel, (send, receive), contended);
+            return false;
+        }
         if receiver_type
             .as_ref()
             .is_some_and(|t| rust.condvar_types.contains(t))
         {
-            let (scope, waits) = if rust.condvar_wait_methods.contains(&method) {
-                (span.start..span.start, contended)
-            } else if rust.condvar_notify_methods.contains(&method) {
-                (
-                    self.frames.last().map_or(0, |f| f.body_start)..span.start,
-                    false,
-                )
-            } else {
-                return false;
-            };
-            self.push_region(LockRegion {
-                member: false,
-                span,
-                kind: LockKind::Condvar,
-                lock: lock.clone(),
-                scope,
-                waits,
-            });
+            let (wait, notify) = (
+                rust.condvar_wait_methods.contains(&method),
+                rust.condvar_notify_methods.contains(&method),
+            );
+            self.signal_region(span, LockKind::Condvar, lock, (wait, notify), contended);
             return false;
         }
         if rust.join_methods.contains(&method)
@@ -1893,6 +2059,35 @@ impl Walker<'_> {
             return false;
         }
         false
+    }
+
+    /// A wait at `span` for another thread's signal (`cv.wait(g)`, a rendezvous `tx.send(x)`), or
+    /// that signal (`cv.notify_one()`, `rx.recv()`), which the signalling code "holds" from the
+    /// start of its function until it signals; `(waits, signals)` says which `span` is.
+    fn signal_region(
+        &mut self,
+        span: Span,
+        kind: LockKind,
+        lock: String,
+        (waits, signals): (bool, bool),
+        contended: bool,
+    ) {
+        let (scope, waits) = match (waits, signals) {
+            (true, _) => (span.start..span.start, contended),
+            (false, true) => (
+                self.frames.last().map_or(0, |f| f.body_start)..span.start,
+                false,
+            ),
+            (false, false) => return,
+        };
+        self.push_region(LockRegion {
+            member: false,
+            span,
+            kind,
+            lock,
+            scope,
+            waits,
+        });
     }
 
     /// A guard taken at `span`: held to the end of the block when a `let` binds it, to the end of
@@ -2262,6 +2457,32 @@ fn pattern_ident(pattern: &Pat) -> Option<String> {
     }
 }
 
+/// The expressions of a macro body written as `select!` arms: `[biased;]`, then arms `pattern =
+/// future [, if condition] => handler[,]` and `else => handler`.
+fn parse_select_arms(input: syn::parse::ParseStream) -> syn::Result<Vec<Expr>> {
+    let mut exprs = Vec::new();
+    if input.peek(syn::Ident) && input.peek2(syn::Token![;]) {
+        input.parse::<syn::Ident>()?;
+        input.parse::<syn::Token![;]>()?;
+    }
+    while !input.is_empty() {
+        if input.parse::<Option<syn::Token![else]>>()?.is_none() {
+            Pat::parse_single(input)?;
+            input.parse::<syn::Token![=]>()?;
+            exprs.push(input.parse()?);
+            if input.peek(syn::Token![,]) && input.peek2(syn::Token![if]) {
+                input.parse::<syn::Token![,]>()?;
+                input.parse::<syn::Token![if]>()?;
+                exprs.push(input.parse()?);
+            }
+        }
+        input.parse::<syn::Token![=>]>()?;
+        exprs.push(input.parse()?);
+        input.parse::<Option<syn::Token![,]>>()?;
+    }
+    Ok(exprs)
+}
+
 /// The names a `thread_local!` body declares: `[pub] static NAME: Type = [const] init;`, the
 /// last `;` optional.
 fn parse_thread_local_names(input: syn::parse::ParseStream) -> syn::Result<Vec<String>> {
@@ -2352,6 +2573,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 constructed_type(&i.expr)
                     .or_else(|| self.call_value_type(&i.expr))
                     .or_else(|| self.guard_content_type(&i.expr))
+                    .or_else(|| self.object_content_type(&i.expr))
             }),
         };
         if let (Some(ty), Some(name)) = (declared, &name)
@@ -2360,6 +2582,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             frame.types.insert(name.clone(), ty);
         }
         let Some(init) = &local.init else { return };
+        self.rendezvous_channel(&local.pat, &init.expr);
         let built = constructed_type(&init.expr).is_some();
         let returned_lock = self
             .called_function(&init.expr)
@@ -2857,13 +3080,14 @@ impl<'ast> Visit<'ast> for Walker<'_> {
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
         self.log_macro(mac);
         // Expression macros (`vec![..]`, `format!(..)`, `assert!(..)`) whose arguments parse as
-        // expressions are walked; others are opaque.
-        if let Ok(args) = mac
+        // expressions are walked, and so are those written as arms (`tokio::select!`), which
+        // poll each future and run the chosen arm's handler in place; others are opaque.
+        let args = mac
             .parse_body_with(syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated)
-        {
-            for arg in &args {
-                self.visit_expr(arg);
-            }
+            .map(|args| args.into_iter().collect())
+            .or_else(|_| mac.parse_body_with(parse_select_arms));
+        for arg in args.iter().flatten() {
+            self.visit_expr(arg);
         }
     }
 }

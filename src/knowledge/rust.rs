@@ -70,6 +70,8 @@ struct PythonApi {
     #[serde(default)]
     python_types: Vec<String>,
     #[serde(default)]
+    class_access_methods: Vec<String>,
+    #[serde(default)]
     methods_running_code: Vec<String>,
     #[serde(default)]
     logging_bridges: Vec<String>,
@@ -153,6 +155,14 @@ struct Threads {
     #[serde(default)]
     condvar_notify_methods: Vec<String>,
     #[serde(default)]
+    rendezvous_channel_calls: Vec<String>,
+    #[serde(default)]
+    channel_sender_types: Vec<String>,
+    #[serde(default)]
+    channel_send_methods: Vec<String>,
+    #[serde(default)]
+    channel_receive_methods: Vec<String>,
+    #[serde(default)]
     barrier_types: Vec<String>,
     #[serde(default)]
     barrier_wait_methods: Vec<String>,
@@ -166,6 +176,9 @@ pub struct RustKnowledge {
     pub acquire_calls: HashSet<String>,
     pub ffi_modules: HashSet<String>,
     pub python_types: HashSet<String>,
+    /// Methods of a Python object of a project class that give the Rust value it holds
+    /// (`pyself.get()`, `obj.borrow(py)`).
+    pub class_access_methods: HashSet<String>,
     pub methods_running_code: HashSet<String>,
     /// Crates that, once named by the analysed code (`pyo3_log::init()`), forward the `log`
     /// facade to Python's `logging` for the whole process.
@@ -224,6 +237,13 @@ pub struct RustKnowledge {
     pub condvar_types: HashSet<String>,
     pub condvar_wait_methods: HashSet<String>,
     pub condvar_notify_methods: HashSet<String>,
+    /// `let (tx, rx) = sync_channel(0)`: a rendezvous channel, whose `tx.send(x)` waits until
+    /// the receiving thread reaches `rx.recv()`. A sender is also known from a function returning
+    /// one of `channel_sender_types`, whose element type names the channel.
+    pub rendezvous_channel_calls: HashSet<String>,
+    pub channel_sender_types: HashSet<String>,
+    pub channel_send_methods: HashSet<String>,
+    pub channel_receive_methods: HashSet<String>,
     pub barrier_types: HashSet<String>,
     pub barrier_wait_methods: HashSet<String>,
     /// A call of one of `pool_acquire_methods` on a `pool_types` value waits for a free item,
@@ -241,12 +261,16 @@ pub struct RustKnowledge {
 
 impl RustKnowledge {
     pub(super) fn add(&mut self, file: RustFile) {
-        let pairs: [(&mut HashSet<String>, Vec<String>); 46] = [
+        let pairs: [(&mut HashSet<String>, Vec<String>); 51] = [
             (&mut self.release_closures, file.gil.release_closures),
             (&mut self.acquire_closures, file.gil.acquire_closures),
             (&mut self.acquire_calls, file.gil.acquire_calls),
             (&mut self.ffi_modules, file.python_api.ffi_modules),
             (&mut self.python_types, file.python_api.python_types),
+            (
+                &mut self.class_access_methods,
+                file.python_api.class_access_methods,
+            ),
             (
                 &mut self.methods_running_code,
                 file.python_api.methods_running_code,
@@ -306,6 +330,22 @@ impl RustKnowledge {
             (&mut self.spawn_methods, file.threads.spawn_methods),
             (&mut self.parallel_methods, file.threads.parallel_methods),
             (&mut self.condvar_types, file.threads.condvar_types),
+            (
+                &mut self.rendezvous_channel_calls,
+                file.threads.rendezvous_channel_calls,
+            ),
+            (
+                &mut self.channel_sender_types,
+                file.threads.channel_sender_types,
+            ),
+            (
+                &mut self.channel_send_methods,
+                file.threads.channel_send_methods,
+            ),
+            (
+                &mut self.channel_receive_methods,
+                file.threads.channel_receive_methods,
+            ),
             (
                 &mut self.condvar_wait_methods,
                 file.threads.condvar_wait_methods,

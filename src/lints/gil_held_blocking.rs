@@ -14,7 +14,10 @@ declare_lint! {
     /// `std::condition_variable::wait` while holding the GIL, when the thread waited for takes the
     /// GIL or runs Python code before it finishes or notifies. A barrier (`std::sync::Barrier`)
     /// waits for every other party to arrive: waiting at it holding the GIL deadlocks with another
-    /// party that reaches it holding the GIL, or takes the GIL on its way there.
+    /// party that reaches it holding the GIL, or takes the GIL on its way there. A send on a
+    /// rendezvous channel (`std::sync::mpsc::sync_channel(0)`) waits until the receiving thread
+    /// takes the value: sending holding the GIL deadlocks with a receiver that takes the GIL
+    /// before it reaches `recv()`.
     ///
     /// This includes the fix that acquires the GIL *before* `std::call_once`, and the
     /// function-local `static py::object x = py::module_::import(...)` that pybind11's
@@ -105,6 +108,9 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
                         LockKind::Barrier => format!(
                             "waiting at {lock_name} while holding the GIL deadlocks: another party reaches it only with the GIL"
                         ),
+                        LockKind::Channel => format!(
+                            "sending on {lock_name} while holding the GIL deadlocks: the receiving thread needs the GIL before it receives"
+                        ),
                         LockKind::Pool => format!(
                             "waiting for an item of {lock_name} while holding the GIL deadlocks: items come back only when the Python objects keeping them are freed, which needs the GIL"
                         ),
@@ -119,6 +125,9 @@ fn check(program: &Program, facts: &Facts) -> Vec<Finding> {
                         LockKind::Pool => format!(
                             "keeps an item of {lock_name} in a Python object, which gives it back only when freed with the GIL"
                         ),
+                        LockKind::Channel => {
+                            format!("receives from {lock_name} and needs the GIL before it does")
+                        }
                         _ => format!("runs as {lock_name} and needs the GIL"),
                     },
                     "deadlock: thread B holds the GIL and waits for thread A, which waits for the GIL"

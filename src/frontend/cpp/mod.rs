@@ -3274,6 +3274,7 @@ impl<'a> Walker<'a> {
             guard,
             test: false,
             module_init: false,
+            unless_run: false,
         });
     }
 
