@@ -120,15 +120,33 @@ fn finding(
             steps: hit.trace.clone(),
         }],
         notes,
-        help: Some(super::by_language(
-            program,
-            span,
-            "hold the GIL here with `py::gil_scoped_acquire`, or move the Python work out of the \
-             released region; inside a once or static initialiser use \
-             `py::gil_safe_call_once_and_store` (see `gil-lint --explain gil-held-blocking`)",
-            "attach first (`Python::attach`), or move the C-API call out of the `detach` closure",
-        )),
+        help: Some(if !is_c_source(program, span) {
+            super::by_language(
+                program,
+                span,
+                "hold the GIL here with `py::gil_scoped_acquire`, or move the Python work out of \
+                 the released region; inside a once or static initialiser use \
+                 `py::gil_safe_call_once_and_store` (see `gil-lint --explain gil-held-blocking`)",
+                "attach first (`Python::attach`), or move the C-API call out of the `detach` \
+                 closure",
+            )
+        } else {
+            // C has no guard classes: the C API's own spellings.
+            "hold the GIL here (`Py_BLOCK_THREADS` ... `Py_UNBLOCK_THREADS` inside \
+             `Py_BEGIN_ALLOW_THREADS`, or `PyGILState_Ensure()` ... `PyGILState_Release()`), or \
+             move the Python work out of the released region"
+                .to_string()
+        }),
     }
+}
+
+/// Whether `span` is in a C source file (`.c`), which cannot use a C++ framework's guards.
+fn is_c_source(program: &Program, span: Span) -> bool {
+    program
+        .file(span.file)
+        .path
+        .extension()
+        .is_some_and(|extension| extension == "c")
 }
 
 /// "call path: `binding` -> `f` -> `g`", from the call steps of a trace.
