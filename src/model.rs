@@ -860,7 +860,7 @@ impl Program {
 /// `ns::Patch` for `ns::Patch::resize` and `ns::Patch::resize::{lambda#1}`.
 fn owner_class(qualname: &str) -> Option<&str> {
     let mut function = qualname;
-    while let Some((outer, last)) = function.rsplit_once("::") {
+    while let Some((outer, last)) = split_path(function) {
         function = outer;
         if !last.starts_with('{') {
             return Some(function);

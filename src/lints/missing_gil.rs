@@ -120,7 +120,13 @@ fn finding(
             steps: hit.trace.clone(),
         }],
         notes,
-        help: Some(if !is_c_source(program, span) {
+        help: Some(if is_c_source(program, span) {
+            // C has no guard classes: the C API's own spellings.
+            "hold the GIL here (`Py_BLOCK_THREADS` ... `Py_UNBLOCK_THREADS` inside \
+             `Py_BEGIN_ALLOW_THREADS`, or `PyGILState_Ensure()` ... `PyGILState_Release()`), or \
+             move the Python work out of the released region"
+                .to_string()
+        } else {
             super::by_language(
                 program,
                 span,
@@ -130,12 +136,6 @@ fn finding(
                 "attach first (`Python::attach`), or move the C-API call out of the `detach` \
                  closure",
             )
-        } else {
-            // C has no guard classes: the C API's own spellings.
-            "hold the GIL here (`Py_BLOCK_THREADS` ... `Py_UNBLOCK_THREADS` inside \
-             `Py_BEGIN_ALLOW_THREADS`, or `PyGILState_Ensure()` ... `PyGILState_Release()`), or \
-             move the Python work out of the released region"
-                .to_string()
         }),
     }
 }
