@@ -132,6 +132,67 @@ fn span_of(span: SynSpan) -> Span {
     }
 }
 
+/// The span of an expression's last token. syn's `Spanned` finds it by printing the whole
+/// expression, which, asked at every statement and arm, costs the walk a copy of each block per
+/// level of nesting; the expressions that end in a delimiter or a token know it directly.
+fn last_token(expr: &Expr) -> SynSpan {
+    match expr {
+        Expr::Array(e) => e.bracket_token.span.close(),
+        Expr::Assign(e) => last_token(&e.right),
+        Expr::Async(e) => e.block.brace_token.span.close(),
+        Expr::Await(e) => e.await_token.span,
+        Expr::Binary(e) => last_token(&e.right),
+        Expr::Block(e) => e.block.brace_token.span.close(),
+        Expr::Call(e) => e.paren_token.span.close(),
+        Expr::Closure(e) => last_token(&e.body),
+        Expr::ForLoop(e) => e.body.brace_token.span.close(),
+        Expr::If(e) => match &e.else_branch {
+            Some((_, otherwise)) => last_token(otherwise),
+            None => e.then_branch.brace_token.span.close(),
+        },
+        Expr::Index(e) => e.bracket_token.span.close(),
+        Expr::Let(e) => last_token(&e.expr),
+        Expr::Loop(e) => e.body.brace_token.span.close(),
+        Expr::Macro(e) => e.mac.delimiter.span().close(),
+        Expr::Match(e) => e.brace_token.span.close(),
+        Expr::MethodCall(e) => e.paren_token.span.close(),
+        Expr::Paren(e) => e.paren_token.span.close(),
+        Expr::Reference(e) => last_token(&e.expr),
+        Expr::Struct(e) => e.brace_token.span.close(),
+        Expr::Try(e) => e.question_token.span,
+        Expr::Tuple(e) => e.paren_token.span.close(),
+        Expr::Unary(e) => last_token(&e.expr),
+        Expr::Unsafe(e) => e.block.brace_token.span.close(),
+        Expr::While(e) => e.body.brace_token.span.close(),
+        // Short, or rare in function bodies.
+        other => other.span(),
+    }
+}
+
+/// Where a statement ends (see [`last_token`]).
+fn statement_end(stmt: &syn::Stmt) -> SynSpan {
+    match stmt {
+        syn::Stmt::Local(local) => local.semi_token.span,
+        syn::Stmt::Expr(_, Some(semi)) => semi.span,
+        syn::Stmt::Expr(expr, None) => last_token(expr),
+        syn::Stmt::Macro(m) => match &m.semi_token {
+            Some(semi) => semi.span,
+            None => m.mac.delimiter.span().close(),
+        },
+        syn::Stmt::Item(item) => item.span(),
+    }
+}
+
+/// The span of a closure's body or of an initialiser: a block's braces, or the whole expression.
+fn body_span(body: &Expr) -> SynSpan {
+    match body {
+        Expr::Block(e) if e.attrs.is_empty() && e.label.is_none() => {
+            e.block.brace_token.span.join()
+        }
+        other => other.span(),
+    }
+}
+
 /// A path as written, without generic arguments: `Python::attach`, `std::thread::spawn`.
 fn path_string(path: &syn::Path) -> String {
     segment_names(path).join("::")
@@ -1050,7 +1111,7 @@ impl Walker<'_> {
         let arity = (params.len() as u32, Some(params.len() as u32));
         let id = self.new_function(name, qualname, kind, sig.ident.span(), arity);
         self.model.functions[id].extern_c = sig.abi.is_some();
-        let mut frame = self.frame(id, block.span());
+        let mut frame = self.frame(id, block.brace_token.span.join());
         frame.exclusive = self.exclusive_borrow(sig, &params, id);
         let callable = callable_type_parameters(sig);
         for (index, param) in params.iter().enumerate() {
@@ -1321,7 +1382,7 @@ impl Walker<'_> {
                 name.span(),
                 (0, Some(0)),
             );
-            let frame = self.frame(id, expr.span());
+            let frame = self.frame(id, body_span(&expr));
             self.frames.push(frame);
             self.visit_expr(&expr);
             self.frames.pop();
@@ -1350,7 +1411,7 @@ impl Walker<'_> {
             qualname,
             closure.inputs_begin.span,
             params,
-            closure.body.span(),
+            body_span(&closure.body),
             thread_local,
         );
         self.visit_expr(&closure.body);
@@ -1368,7 +1429,7 @@ impl Walker<'_> {
             &qualname,
             block.async_token.span,
             0,
-            block.block.span(),
+            block.block.brace_token.span.join(),
             None,
         );
         self.visit_block(&block.block);
@@ -2542,7 +2603,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             f.block_ends.push(end);
         }
         for stmt in &block.stmts {
-            let statement_end = span_of(stmt.span()).end;
+            let statement_end = span_of(statement_end(stmt)).end;
             let saved = self
                 .frames
                 .last_mut()
@@ -2667,7 +2728,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
     /// A match arm ends what a parallel call in it runs on the pool: the other arms run in the
     /// caller (`Some(pool) => pool.install(..), None => self.step()`).
     fn visit_arm(&mut self, arm: &'ast syn::Arm) {
-        let end = span_of(arm.span()).end;
+        let end = span_of(
+            arm.comma
+                .map_or_else(|| last_token(&arm.body), |comma| comma.span),
+        )
+        .end;
         let saved = self.frames.last_mut().map(|f| {
             (
                 std::mem::replace(&mut f.statement_end, end),
