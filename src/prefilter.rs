@@ -213,6 +213,16 @@ impl Index {
         self.functions.get(key(name)).map_or(&[], Vec::as_slice)
     }
 
+    /// The files that may define class `name` with a base clause.
+    fn base_writers(&self, name: &str) -> impl Iterator<Item = usize> {
+        self.heads
+            .get(key(name))
+            .into_iter()
+            .flatten()
+            .filter(|(_, bases)| !bases.is_empty())
+            .map(|(file, _)| *file)
+    }
+
     fn class_definers(&self, name: &str) -> impl Iterator<Item = usize> {
         self.heads
             .get(key(name))
@@ -607,7 +617,9 @@ impl<T: AsRef<FileModel>> Lookup for Partial<'_, T> {
     }
 
     fn bases(&self, class: &str) -> Vec<String> {
-        self.note(self.index.class_definers(class));
+        // Only a definition with a base clause can add a base: a type's other definitions (an
+        // inherent `impl T`, in many files) are parsed for other needs, if any.
+        self.note(self.index.base_writers(class));
         self.parsed.bases.get(class).cloned().unwrap_or_default()
     }
 
