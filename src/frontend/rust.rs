@@ -23,7 +23,9 @@ use crate::model::{
 };
 
 pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileModel, String> {
-    let file = syn::parse_file(&blank_preamble(text)).map_err(|e| {
+    let parsed = blank_preamble(text);
+    set_ascii_lines(&parsed);
+    let file = syn::parse_file(&parsed).map_err(|e| {
         let at = e.span().start();
         format!(
             "does not parse as Rust (line {}, column {}): {e}",
@@ -74,6 +76,7 @@ pub fn extract(path: &Path, text: &str, knowledge: &Knowledge) -> Result<FileMod
     let model = walker.model;
     // Spans are no longer needed: free this thread's source map for the next file.
     proc_macro2::extra::invalidate_current_thread_spans();
+    ASCII_LINES.with_borrow_mut(Vec::clear);
     Ok(model)
 }
 
@@ -123,8 +126,36 @@ fn blank_preamble(text: &str) -> Cow<'_, str> {
     }
 }
 
+thread_local! {
+    /// The byte offset of each line of the file being modelled when the file is ASCII (else
+    /// empty), where a span's line and column (counted in characters) give its bytes at once:
+    /// proc_macro2's `byte_range` counts characters through a map it grows at every call, a few
+    /// per cent of a run. Per thread, as proc_macro2's own source map is.
+    static ASCII_LINES: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Sets [`ASCII_LINES`] for `text`, which the spans to come are in. Lines end at `\n` only, as
+/// proc_macro2 counts them.
+fn set_ascii_lines(text: &str) {
+    ASCII_LINES.with_borrow_mut(|lines| {
+        lines.clear();
+        if text.is_ascii() {
+            lines.push(0);
+            lines.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|at| at + 1));
+        }
+    });
+}
+
 fn span_of(span: SynSpan) -> Span {
-    let range = span.byte_range();
+    let range = ASCII_LINES.with_borrow(|lines| {
+        let byte =
+            |at: proc_macro2::LineColumn| Some(lines.get(at.line.checked_sub(1)?)? + at.column);
+        match (byte(span.start()), byte(span.end())) {
+            (Some(start), Some(end)) => start..end,
+            // Not ASCII, or a span of another text than the file's.
+            _ => span.byte_range(),
+        }
+    });
     Span {
         file: 0,
         start: range.start as u32,
@@ -3237,6 +3268,28 @@ impl Walker<'_> {
                     }
                 }
                 _ => self.visit_expr(arg),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Spans are byte offsets whether the file is ASCII (read from lines and columns) or not
+    /// (counted by proc_macro2), and a file's lines do not leak into the next one's.
+    #[test]
+    fn spans_are_byte_offsets() {
+        let knowledge = Knowledge::builtin();
+        let ascii = "// a\nfn first() {}\r\nfn second() { first(); }\n";
+        let wide = "// é — ü\nfn first() {}\r\n/* ☃ */ fn second() { first(); }\n";
+        for text in [ascii, wide, ascii] {
+            let model = extract(Path::new("src/lib.rs"), text, &knowledge).unwrap();
+            for (name, f) in ["first", "second"].iter().zip(&model.functions) {
+                let at = text.find(&format!("fn {name}")).unwrap() + 3;
+                assert_eq!(f.span.start as usize, at, "{name} in {text:?}");
+                assert_eq!(f.span.end as usize, at + name.len(), "{name} in {text:?}");
             }
         }
     }
