@@ -262,12 +262,20 @@ fn function_at<T: AsRef<FileModel>>(models: &Models<T>, (file, id): (usize, FnId
     }
 }
 
+fn qualname_hash(qualname: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(qualname)
+}
+
 /// What the files parsed so far define, indexed as the call graph indexes the program.
 #[derive(Default)]
 struct Parsed {
     /// Key -> the non-lambda functions whose name, or the last segment of whose qualified name,
     /// has that key: (file, function).
     by_key: HashMap<String, Vec<(usize, FnId)>>,
+    /// The hash of a qualified name -> the same functions with a qualified name of that hash: a
+    /// lookup by qualified name need not compare every function of its last segment (`new`).
+    by_qualname: HashMap<u64, Vec<(usize, FnId)>>,
     /// Classes, by qualified name and by last segment.
     classes: HashSet<String>,
     /// Class (last segment) -> the bases (last segments) written for any of its definitions.
@@ -282,6 +290,10 @@ impl Parsed {
             if f.kind == FunctionKind::Lambda {
                 continue;
             }
+            self.by_qualname
+                .entry(qualname_hash(&f.qualname))
+                .or_default()
+                .push((file, id));
             // Under the key of its qualified name's last segment too, where they differ.
             let k = key(&f.name);
             let last = key(last_segment(&f.qualname));
@@ -456,7 +468,6 @@ impl<T: AsRef<FileModel>> Lookup for Partial<'_, T> {
     }
 
     fn with_qualname(&self, qualname: &str) -> Vec<(usize, FnId)> {
-        let name = last_segment(qualname);
         let scanned = || self.scanned.lock().unwrap_or_else(|e| e.into_inner());
         let definers = scanned().definers.get(qualname).cloned();
         let definers = definers.unwrap_or_else(|| {
@@ -468,8 +479,8 @@ impl<T: AsRef<FileModel>> Lookup for Partial<'_, T> {
         });
         self.note(definers.iter().copied());
         self.parsed
-            .by_key
-            .get(key(name))
+            .by_qualname
+            .get(&qualname_hash(qualname))
             .into_iter()
             .flatten()
             .copied()

@@ -58,7 +58,9 @@ struct Index<'p> {
     program: &'p Program,
     by_qualname: FxHashMap<&'p str, Vec<FnId>>,
     by_name: FxHashMap<&'p str, Vec<FnId>>,
-    methods: FxHashMap<&'p str, Vec<FnId>>,
+    /// Method name -> each method of that name, with its class (see [`resolve::method_owner`]),
+    /// which lookups by class test for every method of a common name (`get`, `new`).
+    methods: FxHashMap<&'p str, Vec<(FnId, Option<&'p str>)>>,
     /// Simple class name -> simple names of the classes derived from it, itself included.
     derived: FxHashMap<&'p str, FxHashSet<&'p str>>,
     /// Simple class name -> simple names of its bases (C++ base classes, Rust traits).
@@ -202,7 +204,7 @@ impl<'p> Index<'p> {
     fn new(program: &'p Program) -> Self {
         let mut by_qualname: FxHashMap<&str, Vec<FnId>> = FxHashMap::default();
         let mut by_name: FxHashMap<&str, Vec<FnId>> = FxHashMap::default();
-        let mut methods: FxHashMap<&str, Vec<FnId>> = FxHashMap::default();
+        let mut methods: FxHashMap<&str, Vec<(FnId, Option<&str>)>> = FxHashMap::default();
         let class_names: FxHashSet<&str> = program
             .classes
             .keys()
@@ -216,7 +218,8 @@ impl<'p> Index<'p> {
             by_qualname.entry(&f.qualname).or_default().push(id);
             by_name.entry(&f.name).or_default().push(id);
             if f.is_method_where(|class| class_names.contains(class)) {
-                methods.entry(&f.name).or_default().push(id);
+                let owner = resolve::method_owner(&f.qualname);
+                methods.entry(&f.name).or_default().push((id, owner));
             }
         }
         Index {
@@ -229,15 +232,15 @@ impl<'p> Index<'p> {
         }
     }
 
-    fn methods(&self, name: &str) -> &[FnId] {
+    fn methods(&self, name: &str) -> &[(FnId, Option<&'p str>)] {
         self.methods.get(name).map_or(&[], Vec::as_slice)
     }
 
     fn methods_where(&self, name: &str, owner_is: impl Fn(&str) -> bool) -> Vec<FnId> {
         self.methods(name)
             .iter()
-            .copied()
-            .filter(|&id| self.owner(id).is_some_and(&owner_is))
+            .filter(|(_, owner)| owner.is_some_and(&owner_is))
+            .map(|&(id, _)| id)
             .collect()
     }
 }
@@ -286,7 +289,7 @@ impl Lookup for Index<'_> {
 
     fn methods_named(&self, name: &str, most: usize) -> Option<Vec<FnId>> {
         let methods = self.methods(name);
-        (methods.len() <= most).then(|| methods.to_vec())
+        (methods.len() <= most).then(|| methods.iter().map(|&(id, _)| id).collect())
     }
 
     fn methods_below(&self, name: &str, class: &str) -> Vec<FnId> {

@@ -127,9 +127,14 @@ pub(crate) trait Lookup {
 
     /// The simple name of the class (or namespace) a function is defined in.
     fn owner(&self, id: Self::Id) -> Option<&str> {
-        let (owner, _) = split_path(&self.function(id).qualname)?;
-        Some(last_segment(owner))
+        method_owner(&self.function(id).qualname)
     }
+}
+
+/// The class (last segment) whose method a qualified name names: `B` for `a::B::f`.
+pub(crate) fn method_owner(qualname: &str) -> Option<&str> {
+    let (owner, _) = split_path(qualname)?;
+    Some(last_segment(owner))
 }
 
 /// How many qualified names the functions `ids` have.
