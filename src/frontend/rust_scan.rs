@@ -268,6 +268,19 @@ pub fn scan_rust(text: &str, path: &Path) -> Definitions {
 /// (`pyo3::Python::attach`, `PyDict::new`) it is Python's; before a variant (`Bound::Included`)
 /// or at the end of a path (`Cow::Borrowed`, `std::ops::Bound`) another type's.
 pub fn names_python_type(text: &str, python_types: &std::collections::HashSet<String>) -> bool {
+    // Lexing the file costs more than looking for the names in its text first.
+    let bytes = text.as_bytes();
+    let py_type = || {
+        memchr::memmem::find_iter(bytes, b"Py")
+            .any(|at| bytes.get(at + 2).is_some_and(u8::is_ascii_uppercase))
+    };
+    if !py_type()
+        && !python_types
+            .iter()
+            .any(|name| memchr::memmem::find(bytes, name.as_bytes()).is_some())
+    {
+        return false;
+    }
     let tokens: Vec<Token> = RustLexer::new(text).collect();
     let starts_upper = |token: Option<&Token>| match token {
         Some(Token::Ident(start, _)) => text.as_bytes()[*start].is_ascii_uppercase(),
