@@ -314,6 +314,14 @@ pub(crate) fn content_type_name(ty: &Type) -> Option<String> {
 const WRAPPER_TYPES: &[&str] = &["Arc", "Rc", "Box", "Pin", "Lazy", "LazyLock", "Option"];
 
 /// The last segment of a path type as written, wrappers included: `Lazy` for `Lazy<Mutex<T>>`.
+/// PyO3's token of an attached thread: `Python<'py>`. A closure or a library's function that
+/// takes it is an entry (see [`Walker::token_function_entry`]).
+pub const TOKEN_TYPE: &str = "Python";
+
+fn is_token_type(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == TOKEN_TYPE))
+}
+
 fn outer_type_name(ty: &Type) -> Option<String> {
     match ty {
         Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
@@ -346,6 +354,17 @@ fn constructed_type(expr: &Expr) -> Option<String> {
 }
 
 /// An expression without the references, parentheses and dereferences around it.
+/// The value of an `unsafe { value }` block: `unsafe { SuspendGIL::new() }` is that call.
+fn block_value(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Unsafe(u) => match u.block.stmts.as_slice() {
+            [syn::Stmt::Expr(value, None)] => block_value(value),
+            _ => expr,
+        },
+        other => other,
+    }
+}
+
 fn unwrapped(expr: &Expr) -> &Expr {
     match expr {
         Expr::Reference(r) => unwrapped(&r.expr),
@@ -466,6 +485,11 @@ enum Local {
     Param(u32),
     /// A guard returned by a lock call: index into the function's lock regions.
     Guard(usize),
+    /// A thread state that the C API's release saved (`let ts = unsafe {
+    /// ffi::PyEval_SaveThread() }`), or a value keeping one (`let g = Guard(..)`, `let g =
+    /// ThreadStateGuard::new()`): index into the function's GIL switches of the release it
+    /// keeps, which ends where the value is dropped or restored.
+    Release(usize),
     /// A thread handle from `std::thread::spawn`, with the thread's lock name.
     Thread(String),
 }
@@ -538,9 +562,9 @@ enum Entry {
     /// A module's initialiser (see [`Binding::module_init`]).
     ModuleInit,
     Test,
-    /// A closure handed to a call that takes PyO3's `Python` token (see
-    /// [`Walker::token_closure_entry`]).
-    TokenClosure,
+    /// A closure or a library's function that takes PyO3's `Python` token (see
+    /// [`Walker::token_closure_entry`] and [`Walker::token_function_entry`]).
+    Token,
     /// An async method of a trait impl (`#[async_trait] impl Builtin for Adapter { async fn
     /// execute(..) }`) that nothing in the program calls: the library that declares the trait
     /// polls it on its runtime's threads, which do not hold the GIL.
@@ -853,6 +877,9 @@ impl Walker<'_> {
                     self.bind(name(), f.sig.ident.span(), id, Entry::Binding);
                 } else if self.has_attribute(&f.attrs, &self.k.rust.test_attributes) {
                     self.bind(f.sig.ident.to_string(), f.sig.ident.span(), id, Entry::Test);
+                } else {
+                    let public = matches!(f.vis, syn::Visibility::Public(_));
+                    self.token_function_entry(&f.sig, public, id);
                 }
             }
             Item::Impl(i) => {
@@ -893,6 +920,10 @@ impl Walker<'_> {
                                 id,
                                 Entry::LibraryFuture,
                             );
+                        } else {
+                            let public =
+                                i.trait_.is_some() || matches!(m.vis, syn::Visibility::Public(_));
+                            self.token_function_entry(&m.sig, public, id);
                         }
                     }
                 }
@@ -1257,7 +1288,7 @@ impl Walker<'_> {
         let usings = self.shared_usings.get(&self.usings);
         let at = span_of(span);
         let why = match entry {
-            Entry::TokenClosure => Some(format!(
+            Entry::Token => Some(format!(
                 "`{name}` takes a `Python` token: whoever runs it holds the GIL"
             )),
             Entry::LibraryFuture => Some(format!(
@@ -1278,7 +1309,7 @@ impl Walker<'_> {
             guard: why.map(|why| (at, why)),
             test,
             module_init: entry == Entry::ModuleInit,
-            unless_run: matches!(entry, Entry::TokenClosure | Entry::LibraryFuture),
+            unless_run: matches!(entry, Entry::Token | Entry::LibraryFuture),
         });
     }
 
@@ -1769,14 +1800,27 @@ impl Walker<'_> {
     /// [`Binding::unless_run`]).
     fn token_closure_entry(&mut self, closure: &syn::ExprClosure, id: FnId) {
         let token = |pattern: &Pat| match pattern {
-            Pat::Type(t) => matches!(&*t.ty, Type::Path(p)
-                if p.path.segments.last().is_some_and(|s| s.ident == "Python")),
+            Pat::Type(t) => is_token_type(&t.ty),
             Pat::Ident(p) => p.ident == "py",
             _ => false,
         };
         if closure.inputs.iter().any(token) {
             let name = self.model.functions[id].qualname.clone();
-            self.bind(name, closure.inputs_begin.span, id, Entry::TokenClosure);
+            self.bind(name, closure.inputs_begin.span, id, Entry::Token);
+        }
+    }
+
+    /// A function another crate may call (`pub`, or a trait impl's method, which the trait's
+    /// users call) that takes PyO3's `Python` token (`pub fn zeros(py: Python<'py>, ..)`,
+    /// `fn get_dtype(py: Python<'_>)` of `impl Element for Datetime`) runs attached wherever it
+    /// runs, for the same reason as [`Self::token_closure_entry`]: a library crate, with no
+    /// binding of its own, is entered through these from its users' attached code. One that
+    /// the program calls is reached from its callers instead (see [`Binding::unless_run`]).
+    fn token_function_entry(&mut self, sig: &syn::Signature, public: bool, id: FnId) {
+        let token = |arg: &FnArg| matches!(arg, FnArg::Typed(t) if is_token_type(&t.ty));
+        if public && sig.inputs.iter().any(token) {
+            let name = self.model.functions[id].qualname.clone();
+            self.bind(name, sig.ident.span(), id, Entry::Token);
         }
     }
 
@@ -1913,7 +1957,7 @@ impl Walker<'_> {
         self.current().map(|f| f.calls.len().saturating_sub(1))
     }
 
-    /// `drop(guard)` ends the guard's lock region.
+    /// `drop(guard)` ends the guard's lock region, or the release a saved thread state keeps.
     fn drop_guard(
         &mut self,
         args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
@@ -1923,17 +1967,97 @@ impl Walker<'_> {
             return false;
         };
         let name = path_string(&p.path);
-        let Some(Local::Guard(region)) = self
+        let local = self
             .frames
             .last()
-            .and_then(|f| f.locals.get(&name).cloned())
-        else {
+            .and_then(|f| f.locals.get(&name).cloned());
+        let Some(f) = self.current() else {
             return false;
         };
-        if let Some(f) = self.current() {
-            f.lock_regions[region].scope.end = at;
+        match local {
+            Some(Local::Guard(region)) => f.lock_regions[region].scope.end = at,
+            Some(Local::Release(switch)) => f.gil_switches[switch].scope.end = at,
+            _ => return false,
         }
         true
+    }
+
+    /// `let ts = unsafe { ffi::PyEval_SaveThread() };`, `let g = Guard(unsafe {
+    /// ffi::PyEval_SaveThread() });`, `let g = ThreadStateGuard::new();` (a function of the crate
+    /// that returns with the GIL released, see [`crate::knowledge::CrateTypes::releasing`]): the
+    /// thread state the release saved is kept in `name`, and the GIL stays released while it
+    /// lives, to `drop(name)`, a restore of it (`ffi::PyEval_RestoreThread(ts)`, or the guard's
+    /// `Drop`), or the end of the block. (A C-style release alone lasts to the end of its block,
+    /// here the `unsafe` block around it.)
+    fn kept_release(&mut self, name: &str, init: &Expr) {
+        let releasing = |function: &String| {
+            self.k
+                .rust
+                .crates
+                .get(&self.krate)
+                .is_some_and(|types| types.releasing.contains(function))
+        };
+        let constructed = match unwrapped(block_value(init)) {
+            Expr::Call(_) | Expr::MethodCall(_) => self
+                .called_function(block_value(init))
+                .is_some_and(|f| releasing(&f)),
+            _ => false,
+        };
+        if !constructed && !self.calls_release(init) {
+            return;
+        }
+        let span = span_of(init.span());
+        let scope = span.end..self.block_end();
+        let Some(f) = self.current() else { return };
+        let switch = f.gil_switches.len();
+        f.gil_switches.push(GilSwitch {
+            span,
+            to: GilState::Released,
+            scope,
+            what: format!("`{name}` (a saved thread state)"),
+        });
+        if let Some(frame) = self.frames.last_mut() {
+            frame
+                .locals
+                .insert(name.to_string(), Local::Release(switch));
+        }
+    }
+
+    /// Whether `expr` calls one of the C API's releases itself (not in a closure it makes).
+    fn calls_release(&self, expr: &Expr) -> bool {
+        struct Finder<'w, 'k> {
+            walker: &'w Walker<'k>,
+            found: bool,
+        }
+        impl<'ast> Visit<'ast> for Finder<'_, '_> {
+            fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+            fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {}
+            fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+                if let Expr::Path(func) = &*call.func
+                    && let Some(name) = self.walker.ffi_name(&func.path)
+                {
+                    self.found |= self.walker.k.release_calls.contains(&name);
+                }
+                syn::visit::visit_expr_call(self, call);
+            }
+        }
+        let mut finder = Finder {
+            walker: self,
+            found: false,
+        };
+        finder.visit_expr(expr);
+        finder.found
+    }
+
+    /// The C-API name a call's path names: through an ffi module (`ffi::PyEval_SaveThread`), or
+    /// bare, imported or declared in the crate's own `extern "C"` block (its `_` keeps
+    /// tuple-struct constructors such as `PyTokenizer(..)` out).
+    fn ffi_name(&self, path: &syn::Path) -> Option<String> {
+        let segments = segment_names(path);
+        let last = segments.last()?;
+        let through_ffi = segments.iter().any(|s| self.k.rust.ffi_modules.contains(s))
+            || segments.len() == 1 && last.contains('_');
+        through_ffi.then(|| last.clone())
     }
 
     /// A method call that takes or waits for a lock; returns whether it was one.
@@ -2530,6 +2654,14 @@ fn python_name(attrs: &[syn::Attribute]) -> Option<String> {
 
 impl<'ast> Visit<'ast> for Walker<'_> {
     fn visit_item(&mut self, item: &'ast Item) {
+        // A static declared in a body (`static DTYPES: TypeDescriptors = ..;` of a cache per
+        // generic instance) has its declared type in the rest of the body.
+        if let Item::Static(s) = item
+            && let Some(ty) = type_name(&s.ty)
+            && let Some(frame) = self.frames.last_mut()
+        {
+            frame.types.insert(s.ident.to_string(), ty);
+        }
         // Items nested in function bodies are functions of their own.
         let frames = std::mem::take(&mut self.frames);
         self.item(item);
@@ -2609,6 +2741,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 }
                 let outer = self.python_future.take();
                 self.visit_expr(expr);
+                self.kept_release(name, expr);
                 let future = std::mem::replace(&mut self.python_future, outer);
                 if let Some(frame) = self.frames.last_mut() {
                     frame.binding_guard = None;
@@ -2830,11 +2963,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             return;
         }
         let segments = segment_names(&func.path);
-        // A C-API name called bare was imported (`use pyo3::ffi::PyCapsule_Import;`) or declared
-        // in an `extern "C"` block of the crate's own: the C API's all the same. Its `_` keeps
-        // tuple-struct constructors (`PyTokenizer(..)`) out.
-        let through_ffi = segments.iter().any(|s| rust.ffi_modules.contains(s))
-            || segments.len() == 1 && last.contains('_');
+        let through_ffi = self.ffi_name(&func.path).is_some();
         // `ffi::PyGILState_Ensure()` / `ffi::PyEval_SaveThread()`: the C API's own switches, to the
         // end of the block (the knowledge of rules/cpython.toml).
         if through_ffi
@@ -2852,6 +2981,10 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 at..self.block_end(),
                 format!("`{shown}()`"),
             );
+            // `ffi::PyEval_RestoreThread(ts)` restores the thread state kept in `ts`.
+            if to == GilState::Held {
+                self.drop_guard(&call.args, at);
+            }
             self.visit_arguments(call.args.iter(), None);
             return;
         }
@@ -3018,6 +3151,20 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             && matches!(call.args.first(), Some(Expr::Closure(_)))
             && matches!(&*call.receiver, Expr::Path(p)
                 if p.path.get_ident().is_some_and(|i| self.thread_locals.contains(&i.to_string())));
+        // `PY_ARRAY_API.PyArray_Zeros(py, ..)`: a call of the C API through a table that its
+        // first call fills by importing the module (the knowledge's `c_api_tables`).
+        if let Expr::Path(p) = &*call.receiver
+            && p.path
+                .segments
+                .last()
+                .is_some_and(|s| rust.c_api_tables.contains(&s.ident.to_string()))
+        {
+            let table = path_string(&p.path);
+            let what = format!("`{table}.{method}()` is called");
+            self.push_use(call.method.span(), what, true, true);
+            self.visit_arguments(call.args.iter(), None);
+            return;
+        }
         // Item access with a literal key (`dict.set_item("max_length", n)`) hashes a `str` or an
         // `int`: no Python code runs.
         let literal_key =

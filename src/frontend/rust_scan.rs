@@ -7,7 +7,7 @@ use rustc_hash::FxHashSet as HashSet;
 
 use super::lexer::{RustLexer, Token, line_of};
 use super::scan::{Definitions, key};
-use crate::knowledge::CrateTypes;
+use crate::knowledge::{CrateTypes, Knowledge};
 
 /// The most nesting the Rust front-end is given: an upper bound on how deep syn's parser, the
 /// front-end's walk and the syntax tree's drop recurse (see [`rust_depth_within_bounds`]). With
@@ -318,7 +318,7 @@ pub const LAZY_STATIC_INIT: &str = "{init}";
 /// The struct fields and statics a Rust file declares, read from its tokens without parsing the
 /// file (each type alone is parsed): `struct S { a: Arc<Mutex<T>>, .. }` gives `(S, a, Mutex)`,
 /// `static X: RwLock<T> = ..` and `lazy_static! { static ref X: T = ..; }` give `(X, ..)`.
-pub fn declared_types(text: &str) -> CrateTypes {
+pub fn declared_types(text: &str, knowledge: &Knowledge) -> CrateTypes {
     let mut lexer = RustLexer::new(text);
     let mut types = CrateTypes::default();
     let word = |start: usize, end: usize| &text[start..end];
@@ -338,7 +338,7 @@ pub fn declared_types(text: &str) -> CrateTypes {
                     _ => false,
                 } =>
             {
-                impl_returns(text, &mut lexer, &mut types);
+                impl_returns(text, &mut lexer, knowledge, &mut types);
                 previous = Some(Token::Punct(b'}'));
             }
             "struct" => {
@@ -423,8 +423,10 @@ fn struct_fields(text: &str, lexer: &mut RustLexer, owner: &str, types: &mut Cra
 }
 
 /// The return types of the methods of an impl whose `impl` was just read, to the end of its
-/// body: `impl Pool { fn get(&self) -> Result<Item> {..} }` gives `(Pool::get, Item)`.
-fn impl_returns(text: &str, lexer: &mut RustLexer, types: &mut CrateTypes) {
+/// body: `impl Pool { fn get(&self) -> Result<Item> {..} }` gives `(Pool::get, Item)`; and
+/// those of its methods returning a value whose body names one of the C API's releases and none
+/// of its acquires (see [`CrateTypes::releasing`]).
+fn impl_returns(text: &str, lexer: &mut RustLexer, knowledge: &Knowledge, types: &mut CrateTypes) {
     // The self type: after the generics, and after `for` in a trait impl, to the body or `where`.
     let mut start = lexer.i;
     let mut angles = 0usize;
@@ -458,19 +460,36 @@ fn impl_returns(text: &str, lexer: &mut RustLexer, types: &mut CrateTypes) {
         .filter(|t| t.len() <= MAX_TYPE_LEN)
         .and_then(|t| syn::parse_str::<syn::Type>(t).ok())
         .and_then(|ty| super::rust::type_name(&ty));
-    // The body's items, one level in.
+    // The body's items, one level in; in the body of a method returning a value, whether it
+    // releases and whether it acquires.
     let mut depth = 1usize;
+    let mut body: Option<(String, bool, bool)> = None;
     while depth > 0 {
         match lexer.next() {
             Some(Token::Punct(b'{' | b'(' | b'[')) => depth += 1,
-            Some(Token::Punct(b'}' | b')' | b']')) => depth -= 1,
-            // A method whose signature was read with its body's `{`.
-            Some(Token::Ident(s, e))
+            Some(Token::Punct(b'}' | b')' | b']')) => {
+                depth -= 1;
                 if depth == 1
-                    && &text[s..e] == "fn"
-                    && method_return(text, lexer, owner.as_deref(), types) =>
-            {
-                depth += 1;
+                    && let Some((method, releases, acquires)) = body.take()
+                    && releases
+                    && !acquires
+                {
+                    types.releasing.push(method);
+                }
+            }
+            Some(Token::Ident(s, e)) if depth == 1 && &text[s..e] == "fn" => {
+                // A method whose signature was read with its body's `{`.
+                let (opened, returning) = method_return(text, lexer, owner.as_deref(), types);
+                if opened {
+                    depth += 1;
+                    body = returning.map(|method| (method, false, false));
+                }
+            }
+            Some(Token::Ident(s, e)) => {
+                if let Some((_, releases, acquires)) = &mut body {
+                    *releases |= knowledge.release_calls.contains(&text[s..e]);
+                    *acquires |= knowledge.acquire_calls.contains(&text[s..e]);
+                }
             }
             None => return,
             _ => {}
@@ -479,37 +498,39 @@ fn impl_returns(text: &str, lexer: &mut RustLexer, types: &mut CrateTypes) {
 }
 
 /// Records the return type of the method whose `fn` was just read, reading its signature;
-/// returns whether it read its body's `{` too.
+/// returns whether it read its body's `{` too, and the method (`Type::method`) when it returns a
+/// value.
 fn method_return(
     text: &str,
     lexer: &mut RustLexer,
     owner: Option<&str>,
     types: &mut CrateTypes,
-) -> bool {
+) -> (bool, Option<String>) {
     let Some(Token::Ident(s, e)) = lexer.next() else {
-        return false;
+        return (false, None);
     };
     let method = &text[s..e];
     // Past the generics to the parameters, then past them.
     loop {
         match lexer.next() {
             Some(Token::Punct(b'(')) => break,
-            Some(Token::Punct(b'{' | b';')) | None => return false,
+            Some(Token::Punct(b'{' | b';')) | None => return (false, None),
             _ => {}
         }
     }
     skip_group_from(lexer, 1);
     match lexer.next() {
         Some(Token::Arrow) => {}
-        next => return next == Some(Token::Punct(b'{')),
+        next => return (next == Some(Token::Punct(b'{')), None),
     }
     let (Some(ty), opened) = parse_type_until(text, lexer, b'{') else {
-        return false;
+        return (false, None);
     };
-    if let (Some(owner), Some(returned)) = (owner, super::rust::returned_type_name(&ty, owner)) {
-        types.returns.push((format!("{owner}::{method}"), returned));
+    let named = owner.map(|owner| format!("{owner}::{method}"));
+    if let (Some(named), Some(returned)) = (&named, super::rust::returned_type_name(&ty, owner)) {
+        types.returns.push((named.clone(), returned));
     }
-    opened
+    (opened, named)
 }
 
 /// Skips an attribute's `[..]` after its `#`.
@@ -632,7 +653,7 @@ mod tests {
                     struct Unit;\nstruct Pair(u8, u8);\n\
                     static X: LazyLock<Mutex<u8>> = LazyLock::new(|| Mutex::new(0));\n\
                     lazy_static! { static ref Y: RwLock<u8> = RwLock::new(0); }\n";
-        let types = super::declared_types(text);
+        let types = super::declared_types(text, &crate::knowledge::Knowledge::builtin());
         let field = |o: &str, f: &str, t: &str| (o.to_string(), f.to_string(), t.to_string());
         assert_eq!(
             types.fields,
@@ -654,7 +675,7 @@ mod tests {
                     fn make() -> impl Fn() -> u8 { || 0 }\n}\n\
                     unsafe impl<T: Clone> Source for Wrapper<T> { fn next(&mut self) -> Self { todo!() } }\n\
                     fn free() -> impl Iterator<Item = u8> { std::iter::empty() }\n";
-        let types = super::declared_types(text);
+        let types = super::declared_types(text, &crate::knowledge::Knowledge::builtin());
         let returns: Vec<(&str, &str)> = types
             .returns
             .iter()
