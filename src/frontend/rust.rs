@@ -488,8 +488,10 @@ enum Local {
     /// A thread state that the C API's release saved (`let ts = unsafe {
     /// ffi::PyEval_SaveThread() }`), or a value keeping one (`let g = Guard(..)`, `let g =
     /// ThreadStateGuard::new()`): index into the function's GIL switches of the release it
-    /// keeps, which ends where the value is dropped or restored.
-    Release(usize),
+    /// keeps, which ends where the value is dropped or restored. `None` in a closure the value
+    /// was moved into (`call_once(move || { drop(ts_guard); f() })`): dropping it there takes
+    /// the GIL back for the rest of the closure.
+    Release(Option<usize>),
     /// A thread handle from `std::thread::spawn`, with the thread's lock name.
     Thread(String),
 }
@@ -1428,7 +1430,17 @@ impl Walker<'_> {
         );
         let mut frame = self.frame(id, body);
         if let Some(parent) = self.frames.last() {
-            frame.locals = parent.locals.clone();
+            // A guard's lock region and a release's switch are the parent's: a closure that
+            // drops the value it captured ends neither there.
+            frame.locals = parent
+                .locals
+                .iter()
+                .filter_map(|(name, local)| match local {
+                    Local::Guard(_) => None,
+                    Local::Release(_) => Some((name.clone(), Local::Release(None))),
+                    other => Some((name.clone(), other.clone())),
+                })
+                .collect();
             frame.types = parent.types.clone();
             frame.callable_params = parent.callable_params.clone();
             frame.exclusive = parent.exclusive.clone();
@@ -1816,9 +1828,19 @@ impl Walker<'_> {
     /// runs, for the same reason as [`Self::token_closure_entry`]: a library crate, with no
     /// binding of its own, is entered through these from its users' attached code. One that
     /// the program calls is reached from its callers instead (see [`Binding::unless_run`]).
+    /// In a crate with bindings, such functions are its bindings' helpers, called from them
+    /// (through calls the front-end may not resolve, a trait object's method dispatched by the
+    /// crate's own loop): as entries they would be taken to run on threads of their own, beside
+    /// the bindings that run them, so they are not (see [`crate::knowledge::CrateTypes::binds`]).
     fn token_function_entry(&mut self, sig: &syn::Signature, public: bool, id: FnId) {
         let token = |arg: &FnArg| matches!(arg, FnArg::Typed(t) if is_token_type(&t.ty));
-        if public && sig.inputs.iter().any(token) {
+        let library = !self
+            .k
+            .rust
+            .crates
+            .get(&self.krate)
+            .is_some_and(|types| types.binds);
+        if library && public && sig.inputs.iter().any(token) {
             let name = self.model.functions[id].qualname.clone();
             self.bind(name, sig.ident.span(), id, Entry::Token);
         }
@@ -1976,7 +1998,16 @@ impl Walker<'_> {
         };
         match local {
             Some(Local::Guard(region)) => f.lock_regions[region].scope.end = at,
-            Some(Local::Release(switch)) => f.gil_switches[switch].scope.end = at,
+            Some(Local::Release(Some(switch))) => f.gil_switches[switch].scope.end = at,
+            Some(Local::Release(None)) => {
+                let scope = at..self.block_end();
+                self.push_switch(
+                    args.span(),
+                    GilState::Held,
+                    scope,
+                    format!("`drop({name})`, which restores the saved thread state"),
+                );
+            }
             _ => return false,
         }
         true
@@ -2019,7 +2050,7 @@ impl Walker<'_> {
         if let Some(frame) = self.frames.last_mut() {
             frame
                 .locals
-                .insert(name.to_string(), Local::Release(switch));
+                .insert(name.to_string(), Local::Release(Some(switch)));
         }
     }
 
@@ -2654,13 +2685,16 @@ fn python_name(attrs: &[syn::Attribute]) -> Option<String> {
 
 impl<'ast> Visit<'ast> for Walker<'_> {
     fn visit_item(&mut self, item: &'ast Item) {
-        // A static declared in a body (`static DTYPES: TypeDescriptors = ..;` of a cache per
-        // generic instance) has its declared type in the rest of the body.
+        // A static declared in a body (`static DTYPES: TypeDescriptors = ..;`, a cache of the
+        // function's) has its declared type, and is one lock by its name, as the file's statics
+        // are (one the file declares wins).
         if let Item::Static(s) = item
+            && !self.frames.is_empty()
             && let Some(ty) = type_name(&s.ty)
-            && let Some(frame) = self.frames.last_mut()
         {
-            frame.types.insert(s.ident.to_string(), ty);
+            self.statics
+                .entry(s.ident.to_string())
+                .or_insert(Static::Typed(ty));
         }
         // Items nested in function bodies are functions of their own.
         let frames = std::mem::take(&mut self.frames);

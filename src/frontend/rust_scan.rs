@@ -318,6 +318,7 @@ pub const LAZY_STATIC_INIT: &str = "{init}";
 /// The struct fields and statics a Rust file declares, read from its tokens without parsing the
 /// file (each type alone is parsed): `struct S { a: Arc<Mutex<T>>, .. }` gives `(S, a, Mutex)`,
 /// `static X: RwLock<T> = ..` and `lazy_static! { static ref X: T = ..; }` give `(X, ..)`.
+/// Also whether the file names a binding attribute (see [`CrateTypes::binds`]).
 pub fn declared_types(text: &str, knowledge: &Knowledge) -> CrateTypes {
     let mut lexer = RustLexer::new(text);
     let mut types = CrateTypes::default();
@@ -328,6 +329,10 @@ pub fn declared_types(text: &str, knowledge: &Knowledge) -> CrateTypes {
         let Token::Ident(start, end) = token else {
             continue;
         };
+        let rust = &knowledge.rust;
+        types.binds |= [&rust.function_attributes, &rust.impl_attributes]
+            .iter()
+            .any(|names| names.contains(word(start, end)));
         match word(start, end) {
             // An impl item, not `-> impl Trait` nor `f: impl Fn()`: it starts the file, follows
             // an item, a statement, a block's opening or an attribute, or is `unsafe`.

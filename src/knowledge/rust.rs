@@ -410,4 +410,9 @@ pub struct CrateTypes {
     /// `Drop` restores it), and the GIL stays released while the caller keeps it.
     #[serde(default)]
     pub releasing: Vec<String>,
+    /// Whether the crate names a binding attribute (`#[pyfunction]`, `#[pymethods]`): a binding
+    /// crate, entered through its bindings. A crate that names none is a library over PyO3,
+    /// entered through its public functions that take the `Python` token.
+    #[serde(default)]
+    pub binds: bool,
 }
