@@ -166,15 +166,14 @@ pub(crate) fn type_name(ty: &Type) -> Option<String> {
     }
 }
 
-/// `T` for `Result<T, E>`, `PyResult<T>` and `Option<T>`: what `?` or `.unwrap()` gives; any
-/// other type as it is.
+/// `T` for `Result<T, E>`, `PyResult<T>` and `Option<T>`, and for a crate's alias of `Result`
+/// (`PolarsResult<T>`, `io::Result<T>`: a name ending in `Result`): what `?` or `.unwrap()`
+/// gives; any other type as it is.
 fn result_value_type(ty: &Type) -> Option<&Type> {
     let Type::Path(p) = ty else { return Some(ty) };
     let last = p.path.segments.last()?;
-    if !matches!(
-        last.ident.to_string().as_str(),
-        "Result" | "PyResult" | "Option"
-    ) {
+    let name = last.ident.to_string();
+    if !(name.ends_with("Result") || name == "Option") {
         return Some(ty);
     }
     match &last.arguments {
@@ -193,6 +192,21 @@ pub(crate) fn returned_type_name(ty: &Type, owner: Option<&str>) -> Option<Strin
         this if this == "Self" => owner.map(str::to_string),
         name => Some(name),
     }
+}
+
+/// The names of the types a function declared to return `ty` gives its callers, keyed by what
+/// follows the function's name: `("", T)` for one value, and for a tuple each element's by
+/// position, `(".0", A)`, `(".1", B)`, which `let (a, b) = f(..)?;` binds.
+pub(crate) fn returned_type_names(ty: &Type, owner: Option<&str>) -> Vec<(String, String)> {
+    if let Some(Type::Tuple(tuple)) = result_value_type(ty) {
+        return (tuple.elems.iter().enumerate())
+            .filter_map(|(i, element)| Some((format!(".{i}"), returned_type_name(element, owner)?)))
+            .collect();
+    }
+    returned_type_name(ty, owner)
+        .map(|name| (String::new(), name))
+        .into_iter()
+        .collect()
 }
 
 /// The type parameters of `generics` bounded by a trait, in their list or in the where clause,
@@ -810,12 +824,19 @@ impl Walker<'_> {
         let Some(value) = result_value_type(ty) else {
             return;
         };
-        let Some(ty) = returned_type_name(ty, self.self_type.as_deref()) else {
-            return;
-        };
         let name = match &self.self_type {
             Some(owner) => format!("{owner}::{}", sig.ident),
             None => sig.ident.to_string(),
+        };
+        if let Type::Tuple(_) = value {
+            for (position, element) in returned_type_names(ty, self.self_type.as_deref()) {
+                self.returned_types
+                    .insert(format!("{name}{position}"), element);
+            }
+            return;
+        }
+        let Some(ty) = returned_type_name(ty, self.self_type.as_deref()) else {
+            return;
         };
         if self.k.rust.mutex_types.contains(&ty) {
             if let Some(content) = content_type_name(value) {
@@ -832,9 +853,10 @@ impl Walker<'_> {
     }
 
     /// The type of the value of a call to one of the file's functions: `make_engine(..)`,
-    /// `Engine::new(..)?`, `Self::open(..).unwrap()`, `self.engine.sessions()`.
-    fn call_value_type(&self, expr: &Expr) -> Option<String> {
-        let function = self.called_function(expr)?;
+    /// `Engine::new(..)?`, `Self::open(..).unwrap()`, `self.engine.sessions()`; with a
+    /// `position` (`.1`), that of the element of the tuple it returns.
+    fn call_value_type(&self, expr: &Expr, position: &str) -> Option<String> {
+        let function = self.called_function(expr)? + position;
         match self.returned_types.get(&function) {
             Some(ty) => Some(ty.clone()),
             None => self.k.rust.method_returns.get(&function).cloned().flatten(),
@@ -2737,7 +2759,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             Pat::Type(t) => type_name(&t.ty),
             _ => local.init.as_ref().and_then(|i| {
                 constructed_type(&i.expr)
-                    .or_else(|| self.call_value_type(&i.expr))
+                    .or_else(|| self.call_value_type(&i.expr, ""))
                     .or_else(|| self.guard_content_type(&i.expr))
                     .or_else(|| self.object_content_type(&i.expr))
             }),
@@ -2748,6 +2770,17 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             frame.types.insert(name.clone(), ty);
         }
         let Some(init) = &local.init else { return };
+        // `let (builder, proxy) = configure(..)?;`: each name has its element's type.
+        if let Pat::Tuple(tuple) = &local.pat {
+            for (position, element) in tuple.elems.iter().enumerate() {
+                if let Some(element) = pattern_ident(element)
+                    && let Some(ty) = self.call_value_type(&init.expr, &format!(".{position}"))
+                    && let Some(frame) = self.frames.last_mut()
+                {
+                    frame.types.insert(element, ty);
+                }
+            }
+        }
         self.rendezvous_channel(&local.pat, &init.expr);
         let built = constructed_type(&init.expr).is_some();
         let returned_lock = self
@@ -3275,9 +3308,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
 
 impl Walker<'_> {
     /// A macro of the `log` facade (`log::warn!(..)`, or `warn!(..)` imported from it) when the
-    /// analysed code installs a bridge to Python's `logging`: it takes the GIL. (Only that: the
-    /// handlers' Python code is not counted as code that may drop the GIL, since most log calls
-    /// under a lock are in futures run elsewhere, which the front-end walks in place.)
+    /// analysed code installs a bridge to Python's `logging`: it takes the GIL. Only in a once
+    /// cell's initialiser (`ROOTS.get_or_init(|| { warn!(..); .. })`) are the handlers counted
+    /// as Python code, which may drop the GIL while the cell is held: elsewhere most log calls
+    /// under a lock are in futures run elsewhere, which the front-end walks in place, while an
+    /// initialiser runs where it is written.
     fn log_macro(&mut self, mac: &syn::Macro) {
         let rust = &self.k.rust;
         if !rust.python_logging {
@@ -3306,6 +3341,20 @@ impl Walker<'_> {
             span.start..span_of(mac.delimiter.span().join()).end,
             what.clone(),
         );
+        if self.in_once_initialiser(span.start) {
+            self.push_use(mac.path.span(), what, true, false);
+        }
+    }
+
+    /// Whether `at` is inside the arguments of a once cell's initialising call
+    /// (`get_or_init(..)`), in the function walked or one around it.
+    fn in_once_initialiser(&self, at: u32) -> bool {
+        self.frames.iter().any(|frame| {
+            self.model.functions[frame.id]
+                .lock_regions
+                .iter()
+                .any(|r| r.kind == LockKind::Once && r.scope.contains(&at))
+        })
     }
 
     /// `py.detach(|| ...)`, `Python::attach(|py| ...)`: the arguments run in the switched state.

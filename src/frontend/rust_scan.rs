@@ -346,6 +346,28 @@ pub fn declared_types(text: &str, knowledge: &Knowledge) -> CrateTypes {
                 impl_returns(text, &mut lexer, knowledge, &mut types);
                 previous = Some(Token::Punct(b'}'));
             }
+            // A free function (a method's `fn` is read with its impl), or a nested one. Its
+            // body is read on, for the items in it.
+            "fn" if method_return(text, &mut lexer, None, &mut types).0 => {
+                previous = Some(Token::Punct(b'{'));
+            }
+            // A trait's methods are not free functions: its body is skipped.
+            "trait" => {
+                let mut angles = 0usize;
+                loop {
+                    match lexer.next() {
+                        Some(Token::Punct(b'<')) => angles += 1,
+                        Some(Token::Punct(b'>')) => angles = angles.saturating_sub(1),
+                        Some(Token::Punct(b'{')) if angles == 0 => {
+                            skip_group_from(&mut lexer, 1);
+                            break;
+                        }
+                        Some(Token::Punct(b';')) | None => break,
+                        _ => {}
+                    }
+                }
+                previous = Some(Token::Punct(b'}'));
+            }
             "struct" => {
                 let Some(Token::Ident(s, e)) = lexer.next() else {
                     continue;
@@ -483,11 +505,19 @@ fn impl_returns(text: &str, lexer: &mut RustLexer, knowledge: &Knowledge, types:
                 }
             }
             Some(Token::Ident(s, e)) if depth == 1 && &text[s..e] == "fn" => {
-                // A method whose signature was read with its body's `{`.
-                let (opened, returning) = method_return(text, lexer, owner.as_deref(), types);
+                // A method whose signature was read with its body's `{`. An impl whose type is
+                // not read: its methods are read past, and kept nowhere (they are no free
+                // functions).
+                let (opened, returning) = match owner.as_deref() {
+                    Some(owner) => method_return(text, lexer, Some(owner), types),
+                    None => method_return(text, lexer, None, &mut CrateTypes::default()),
+                };
                 if opened {
                     depth += 1;
-                    body = returning.map(|method| (method, false, false));
+                    body = owner
+                        .as_ref()
+                        .and(returning)
+                        .map(|method| (method, false, false));
                 }
             }
             Some(Token::Ident(s, e)) => {
@@ -502,9 +532,9 @@ fn impl_returns(text: &str, lexer: &mut RustLexer, knowledge: &Knowledge, types:
     }
 }
 
-/// Records the return type of the method whose `fn` was just read, reading its signature;
-/// returns whether it read its body's `{` too, and the method (`Type::method`) when it returns a
-/// value.
+/// Records the return type of the method of `owner` (a free function's, with none) whose `fn`
+/// was just read, reading its signature; returns whether it read its body's `{` too, and the
+/// function (`Type::method`, or the free function's name) when it returns a value.
 fn method_return(
     text: &str,
     lexer: &mut RustLexer,
@@ -531,11 +561,16 @@ fn method_return(
     let (Some(ty), opened) = parse_type_until(text, lexer, b'{') else {
         return (false, None);
     };
-    let named = owner.map(|owner| format!("{owner}::{method}"));
-    if let (Some(named), Some(returned)) = (&named, super::rust::returned_type_name(&ty, owner)) {
-        types.returns.push((named.clone(), returned));
+    let function = match owner {
+        Some(owner) => format!("{owner}::{method}"),
+        None => method.to_string(),
+    };
+    for (position, returned) in super::rust::returned_type_names(&ty, owner) {
+        types
+            .returns
+            .push((format!("{function}{position}"), returned));
     }
-    (opened, named)
+    (opened, Some(function))
 }
 
 /// Skips an attribute's `[..]` after its `#`.
@@ -673,13 +708,15 @@ mod tests {
     }
 
     #[test]
-    fn method_return_types_are_read_from_impls() {
+    fn return_types_are_read_from_impls_and_free_functions() {
         let text = "struct Unit;\nimpl Pool {\n    pub fn open(p: &str) -> Result<Self, E> { Ok(Pool { p: (p, [1]) }) }\n\
                     fn get<'a, T: Into<u8>>(&'a self) -> PyResult<Item>\n    where\n        T: Send,\n    {}\n\
                     fn first(&self) -> Option<&Item> { self.items.first() }\n    fn none(&self) {}\n\
                     fn make() -> impl Fn() -> u8 { || 0 }\n}\n\
                     unsafe impl<T: Clone> Source for Wrapper<T> { fn next(&mut self) -> Self { todo!() } }\n\
-                    fn free() -> impl Iterator<Item = u8> { std::iter::empty() }\n";
+                    fn free() -> impl Iterator<Item = u8> { std::iter::empty() }\n\
+                    trait Source { fn next(&mut self) -> Item; }\n\
+                    pub(crate) fn configure(b: Builder) -> MyResult<(Builder, Option<String>)> { todo!() }\n";
         let types = super::declared_types(text, &crate::knowledge::Knowledge::builtin());
         let returns: Vec<(&str, &str)> = types
             .returns
@@ -693,6 +730,8 @@ mod tests {
                 ("Pool::get", "Item"),
                 ("Pool::first", "Item"),
                 ("Wrapper::next", "Wrapper"),
+                ("configure.0", "Builder"),
+                ("configure.1", "String"),
             ]
         );
     }

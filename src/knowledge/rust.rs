@@ -260,9 +260,11 @@ pub struct RustKnowledge {
     pub pool_item_types: HashSet<String>,
     /// The types each crate declares, by crate name (see [`CrateTypes`]).
     pub crates: std::collections::HashMap<String, CrateTypes>,
-    /// What the methods of every crate's impls return (see [`CrateTypes::returns`]), by
-    /// `Type::method`: one binding crate calls the methods of the library crate it wraps.
-    /// `None` for a method declared with different types (one name in two modules or crates).
+    /// What the methods of every crate's impls and its free functions return (see
+    /// [`CrateTypes::returns`]), by `Type::method` or `function` (a tuple's elements by
+    /// `function.0`, ..): one binding crate calls the library crate it wraps, and one file the
+    /// functions of another. `None` for a name declared with different types (one name in two
+    /// modules or crates).
     pub method_returns: std::collections::HashMap<String, Option<String>>,
 }
 
@@ -402,7 +404,8 @@ pub struct CrateTypes {
     pub contents: Vec<(String, String)>,
     /// `(Type::method, type name)`: what the methods of the crate's impls return once
     /// unwrapped (`fn get(&self) -> Result<Searcher>` gives `Searcher`), for the `let`s bound to
-    /// their calls in other files.
+    /// their calls in other files; `(function, ..)` for a free function, and `(function.0, ..)`,
+    /// `(function.1, ..)` for the elements of a returned tuple.
     pub returns: Vec<(String, String)>,
     /// The methods of the crate's impls (`Type::method`) that return a value with the GIL
     /// released: their body calls the C API's release (`PyEval_SaveThread`) and none of its
