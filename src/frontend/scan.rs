@@ -187,9 +187,9 @@ pub(crate) mod tests {
         assert!(!cpp("void f() { py::gil_scoped_release r; }"));
         let rust = |text| p.in_text(text, Language::Rust);
         assert!(rust("#[pyfunction]\nfn f() {}"));
-        assert!(!rust(
-            "fn f(py: Python) { py.detach(|| ()); Python::attach(|py| ()); }"
-        ));
+        // A library's function that takes the token is an entry.
+        assert!(rust("pub fn f(py: Python<'_>) { py.detach(|| ()); }"));
+        assert!(!rust("fn f(p: PythonLike) { p.detach(|| ()); }"));
         assert!(!rust("fn def() {}"));
     }
 }
