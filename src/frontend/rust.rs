@@ -2076,11 +2076,13 @@ impl Walker<'_> {
         }
     }
 
-    /// Whether `expr` calls one of the C API's releases itself (not in a closure it makes).
+    /// Whether `expr` calls one of the C API's releases itself (not in a closure it makes), and
+    /// none of its acquires (a state saved and restored within it is no longer kept).
     fn calls_release(&self, expr: &Expr) -> bool {
         struct Finder<'w, 'k> {
             walker: &'w Walker<'k>,
-            found: bool,
+            releases: bool,
+            acquires: bool,
         }
         impl<'ast> Visit<'ast> for Finder<'_, '_> {
             fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
@@ -2089,17 +2091,19 @@ impl Walker<'_> {
                 if let Expr::Path(func) = &*call.func
                     && let Some(name) = self.walker.ffi_name(&func.path)
                 {
-                    self.found |= self.walker.k.release_calls.contains(&name);
+                    self.releases |= self.walker.k.release_calls.contains(&name);
+                    self.acquires |= self.walker.k.acquire_calls.contains(&name);
                 }
                 syn::visit::visit_expr_call(self, call);
             }
         }
         let mut finder = Finder {
             walker: self,
-            found: false,
+            releases: false,
+            acquires: false,
         };
         finder.visit_expr(expr);
-        finder.found
+        finder.releases && !finder.acquires
     }
 
     /// The C-API name a call's path names: through an ffi module (`ffi::PyEval_SaveThread`), or
