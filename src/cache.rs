@@ -110,7 +110,7 @@ pub type Learnt<T> = Option<(u64, T)>;
 pub struct Facts {
     pub guards: Learnt<Vec<(String, GuardFact)>>,
     pub macros: Learnt<Vec<ProjectMacro>>,
-    pub crate_types: Option<CrateTypes>,
+    pub crate_types: Learnt<CrateTypes>,
     /// Whether a Rust text names a crate that forwards the `log` facade to Python.
     pub logging_bridge: Learnt<bool>,
     /// Whether the text has suppression comments.

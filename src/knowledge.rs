@@ -582,6 +582,8 @@ impl Knowledge {
             all.statics.extend(types.statics);
             all.lazy_statics.extend(types.lazy_statics);
             all.contents.extend(types.contents);
+            all.releasing.extend(types.releasing);
+            all.binds |= types.binds;
             for (method, ty) in types.returns {
                 let known = self
                     .rust

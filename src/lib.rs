@@ -269,12 +269,11 @@ pub fn analyse_files_opts(
         with_entries(files, &texts, &mut entries, &mut changed)
             .filter_map(|(path, language, text, facts, changed)| {
                 let text = text.filter(|_| language == Language::Rust)?;
-                let types = facts.crate_types.get_or_insert_with(|| {
-                    *changed = true;
-                    frontend::rust_scan::declared_types(text)
+                let types = learnt_fact(&mut facts.crate_types, learnt, changed, || {
+                    frontend::rust_scan::declared_types(text, &knowledge)
                 });
                 let (krate, _) = frontend::rust::module_path(path);
-                Some((krate, types.clone()))
+                Some((krate, types))
             })
             .collect();
     // A logging bridge installed anywhere forwards every crate's log macros to Python.

@@ -441,7 +441,8 @@ pub struct Binding {
     pub module_init: bool,
     /// An entry only when nothing in the program runs its target: a closure taking PyO3's
     /// `Python` token, which the call it is handed to may keep and run later on a thread that
-    /// attaches, or an async trait method that a library polls; one that runs where the program
+    /// attaches, a library crate's public function taking the token, which its users call
+    /// attached, or an async trait method that a library polls; one that runs where the program
     /// calls it is reached from there.
     #[serde(default)]
     pub unless_run: bool,

@@ -258,15 +258,14 @@ pub(crate) fn type_name(ty: &Type) -> Option<String> {
     }
 }
 
-/// `T` for `Result<T, E>`, `PyResult<T>` and `Option<T>`: what `?` or `.unwrap()` gives; any
-/// other type as it is.
+/// `T` for `Result<T, E>`, `PyResult<T>` and `Option<T>`, and for a crate's alias of `Result`
+/// (`PolarsResult<T>`, `io::Result<T>`: a name ending in `Result`): what `?` or `.unwrap()`
+/// gives; any other type as it is.
 fn result_value_type(ty: &Type) -> Option<&Type> {
     let Type::Path(p) = ty else { return Some(ty) };
     let last = p.path.segments.last()?;
-    if !matches!(
-        last.ident.to_string().as_str(),
-        "Result" | "PyResult" | "Option"
-    ) {
+    let name = last.ident.to_string();
+    if !(name.ends_with("Result") || name == "Option") {
         return Some(ty);
     }
     match &last.arguments {
@@ -285,6 +284,21 @@ pub(crate) fn returned_type_name(ty: &Type, owner: Option<&str>) -> Option<Strin
         this if this == "Self" => owner.map(str::to_string),
         name => Some(name),
     }
+}
+
+/// The names of the types a function declared to return `ty` gives its callers, keyed by what
+/// follows the function's name: `("", T)` for one value, and for a tuple each element's by
+/// position, `(".0", A)`, `(".1", B)`, which `let (a, b) = f(..)?;` binds.
+pub(crate) fn returned_type_names(ty: &Type, owner: Option<&str>) -> Vec<(String, String)> {
+    if let Some(Type::Tuple(tuple)) = result_value_type(ty) {
+        return (tuple.elems.iter().enumerate())
+            .filter_map(|(i, element)| Some((format!(".{i}"), returned_type_name(element, owner)?)))
+            .collect();
+    }
+    returned_type_name(ty, owner)
+        .map(|name| (String::new(), name))
+        .into_iter()
+        .collect()
 }
 
 /// The type parameters of `generics` bounded by a trait, in their list or in the where clause,
@@ -406,6 +420,14 @@ pub(crate) fn content_type_name(ty: &Type) -> Option<String> {
 const WRAPPER_TYPES: &[&str] = &["Arc", "Rc", "Box", "Pin", "Lazy", "LazyLock", "Option"];
 
 /// The last segment of a path type as written, wrappers included: `Lazy` for `Lazy<Mutex<T>>`.
+/// PyO3's token of an attached thread: `Python<'py>`. A closure or a library's function that
+/// takes it is an entry (see [`Walker::token_function_entry`]).
+pub const TOKEN_TYPE: &str = "Python";
+
+fn is_token_type(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == TOKEN_TYPE))
+}
+
 fn outer_type_name(ty: &Type) -> Option<String> {
     match ty {
         Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
@@ -438,6 +460,17 @@ fn constructed_type(expr: &Expr) -> Option<String> {
 }
 
 /// An expression without the references, parentheses and dereferences around it.
+/// The value of an `unsafe { value }` block: `unsafe { SuspendGIL::new() }` is that call.
+fn block_value(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Unsafe(u) => match u.block.stmts.as_slice() {
+            [syn::Stmt::Expr(value, None)] => block_value(value),
+            _ => expr,
+        },
+        other => other,
+    }
+}
+
 fn unwrapped(expr: &Expr) -> &Expr {
     match expr {
         Expr::Reference(r) => unwrapped(&r.expr),
@@ -558,6 +591,13 @@ enum Local {
     Param(u32),
     /// A guard returned by a lock call: index into the function's lock regions.
     Guard(usize),
+    /// A thread state that the C API's release saved (`let ts = unsafe {
+    /// ffi::PyEval_SaveThread() }`), or a value keeping one (`let g = Guard(..)`, `let g =
+    /// ThreadStateGuard::new()`): index into the function's GIL switches of the release it
+    /// keeps, which ends where the value is dropped or restored. `None` in a closure the value
+    /// was moved into (`call_once(move || { drop(ts_guard); f() })`): dropping it there takes
+    /// the GIL back for the rest of the closure.
+    Release(Option<usize>),
     /// A thread handle from `std::thread::spawn`, with the thread's lock name.
     Thread(String),
 }
@@ -630,9 +670,9 @@ enum Entry {
     /// A module's initialiser (see [`Binding::module_init`]).
     ModuleInit,
     Test,
-    /// A closure handed to a call that takes PyO3's `Python` token (see
-    /// [`Walker::token_closure_entry`]).
-    TokenClosure,
+    /// A closure or a library's function that takes PyO3's `Python` token (see
+    /// [`Walker::token_closure_entry`] and [`Walker::token_function_entry`]).
+    Token,
     /// An async method of a trait impl (`#[async_trait] impl Builtin for Adapter { async fn
     /// execute(..) }`) that nothing in the program calls: the library that declares the trait
     /// polls it on its runtime's threads, which do not hold the GIL.
@@ -876,12 +916,19 @@ impl Walker<'_> {
         let Some(value) = result_value_type(ty) else {
             return;
         };
-        let Some(ty) = returned_type_name(ty, self.self_type.as_deref()) else {
-            return;
-        };
         let name = match &self.self_type {
             Some(owner) => format!("{owner}::{}", sig.ident),
             None => sig.ident.to_string(),
+        };
+        if let Type::Tuple(_) = value {
+            for (position, element) in returned_type_names(ty, self.self_type.as_deref()) {
+                self.returned_types
+                    .insert(format!("{name}{position}"), element);
+            }
+            return;
+        }
+        let Some(ty) = returned_type_name(ty, self.self_type.as_deref()) else {
+            return;
         };
         if self.k.rust.mutex_types.contains(&ty) {
             if let Some(content) = content_type_name(value) {
@@ -898,9 +945,10 @@ impl Walker<'_> {
     }
 
     /// The type of the value of a call to one of the file's functions: `make_engine(..)`,
-    /// `Engine::new(..)?`, `Self::open(..).unwrap()`, `self.engine.sessions()`.
-    fn call_value_type(&self, expr: &Expr) -> Option<String> {
-        let function = self.called_function(expr)?;
+    /// `Engine::new(..)?`, `Self::open(..).unwrap()`, `self.engine.sessions()`; with a
+    /// `position` (`.1`), that of the element of the tuple it returns.
+    fn call_value_type(&self, expr: &Expr, position: &str) -> Option<String> {
+        let function = self.called_function(expr)? + position;
         match self.returned_types.get(&function) {
             Some(ty) => Some(ty.clone()),
             None => self.k.rust.method_returns.get(&function).cloned().flatten(),
@@ -945,6 +993,9 @@ impl Walker<'_> {
                     self.bind(name(), f.sig.ident.span(), id, Entry::Binding);
                 } else if self.has_attribute(&f.attrs, &self.k.rust.test_attributes) {
                     self.bind(f.sig.ident.to_string(), f.sig.ident.span(), id, Entry::Test);
+                } else {
+                    let public = matches!(f.vis, syn::Visibility::Public(_));
+                    self.token_function_entry(&f.sig, public, id);
                 }
             }
             Item::Impl(i) => {
@@ -985,6 +1036,10 @@ impl Walker<'_> {
                                 id,
                                 Entry::LibraryFuture,
                             );
+                        } else {
+                            let public =
+                                i.trait_.is_some() || matches!(m.vis, syn::Visibility::Public(_));
+                            self.token_function_entry(&m.sig, public, id);
                         }
                     }
                 }
@@ -1349,7 +1404,7 @@ impl Walker<'_> {
         let usings = self.shared_usings.get(&self.usings);
         let at = span_of(span);
         let why = match entry {
-            Entry::TokenClosure => Some(format!(
+            Entry::Token => Some(format!(
                 "`{name}` takes a `Python` token: whoever runs it holds the GIL"
             )),
             Entry::LibraryFuture => Some(format!(
@@ -1370,7 +1425,7 @@ impl Walker<'_> {
             guard: why.map(|why| (at, why)),
             test,
             module_init: entry == Entry::ModuleInit,
-            unless_run: matches!(entry, Entry::TokenClosure | Entry::LibraryFuture),
+            unless_run: matches!(entry, Entry::Token | Entry::LibraryFuture),
         });
     }
 
@@ -1489,7 +1544,17 @@ impl Walker<'_> {
         );
         let mut frame = self.frame(id, body);
         if let Some(parent) = self.frames.last() {
-            frame.locals = parent.locals.clone();
+            // A guard's lock region and a release's switch are the parent's: a closure that
+            // drops the value it captured ends neither there.
+            frame.locals = parent
+                .locals
+                .iter()
+                .filter_map(|(name, local)| match local {
+                    Local::Guard(_) => None,
+                    Local::Release(_) => Some((name.clone(), Local::Release(None))),
+                    other => Some((name.clone(), other.clone())),
+                })
+                .collect();
             frame.types = parent.types.clone();
             frame.callable_params = parent.callable_params.clone();
             frame.exclusive = parent.exclusive.clone();
@@ -1861,14 +1926,37 @@ impl Walker<'_> {
     /// [`Binding::unless_run`]).
     fn token_closure_entry(&mut self, closure: &syn::ExprClosure, id: FnId) {
         let token = |pattern: &Pat| match pattern {
-            Pat::Type(t) => matches!(&*t.ty, Type::Path(p)
-                if p.path.segments.last().is_some_and(|s| s.ident == "Python")),
+            Pat::Type(t) => is_token_type(&t.ty),
             Pat::Ident(p) => p.ident == "py",
             _ => false,
         };
         if closure.inputs.iter().any(token) {
             let name = self.model.functions[id].qualname.clone();
-            self.bind(name, closure.inputs_begin.span, id, Entry::TokenClosure);
+            self.bind(name, closure.inputs_begin.span, id, Entry::Token);
+        }
+    }
+
+    /// A function another crate may call (`pub`, or a trait impl's method, which the trait's
+    /// users call) that takes PyO3's `Python` token (`pub fn zeros(py: Python<'py>, ..)`,
+    /// `fn get_dtype(py: Python<'_>)` of `impl Element for Datetime`) runs attached wherever it
+    /// runs, for the same reason as [`Self::token_closure_entry`]: a library crate, with no
+    /// binding of its own, is entered through these from its users' attached code. One that
+    /// the program calls is reached from its callers instead (see [`Binding::unless_run`]).
+    /// In a crate with bindings, such functions are its bindings' helpers, called from them
+    /// (through calls the front-end may not resolve, a trait object's method dispatched by the
+    /// crate's own loop): as entries they would be taken to run on threads of their own, beside
+    /// the bindings that run them, so they are not (see [`crate::knowledge::CrateTypes::binds`]).
+    fn token_function_entry(&mut self, sig: &syn::Signature, public: bool, id: FnId) {
+        let token = |arg: &FnArg| matches!(arg, FnArg::Typed(t) if is_token_type(&t.ty));
+        let library = !self
+            .k
+            .rust
+            .crates
+            .get(&self.krate)
+            .is_some_and(|types| types.binds);
+        if library && public && sig.inputs.iter().any(token) {
+            let name = self.model.functions[id].qualname.clone();
+            self.bind(name, sig.ident.span(), id, Entry::Token);
         }
     }
 
@@ -2005,7 +2093,7 @@ impl Walker<'_> {
         self.current().map(|f| f.calls.len().saturating_sub(1))
     }
 
-    /// `drop(guard)` ends the guard's lock region.
+    /// `drop(guard)` ends the guard's lock region, or the release a saved thread state keeps.
     fn drop_guard(
         &mut self,
         args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
@@ -2015,17 +2103,110 @@ impl Walker<'_> {
             return false;
         };
         let name = path_string(&p.path);
-        let Some(Local::Guard(region)) = self
+        let local = self
             .frames
             .last()
-            .and_then(|f| f.locals.get(&name).cloned())
-        else {
+            .and_then(|f| f.locals.get(&name).cloned());
+        let Some(f) = self.current() else {
             return false;
         };
-        if let Some(f) = self.current() {
-            f.lock_regions[region].scope.end = at;
+        match local {
+            Some(Local::Guard(region)) => f.lock_regions[region].scope.end = at,
+            Some(Local::Release(Some(switch))) => f.gil_switches[switch].scope.end = at,
+            Some(Local::Release(None)) => {
+                let scope = at..self.block_end();
+                self.push_switch(
+                    args.span(),
+                    GilState::Held,
+                    scope,
+                    format!("`drop({name})`, which restores the saved thread state"),
+                );
+            }
+            _ => return false,
         }
         true
+    }
+
+    /// `let ts = unsafe { ffi::PyEval_SaveThread() };`, `let g = Guard(unsafe {
+    /// ffi::PyEval_SaveThread() });`, `let g = ThreadStateGuard::new();` (a function of the crate
+    /// that returns with the GIL released, see [`crate::knowledge::CrateTypes::releasing`]): the
+    /// thread state the release saved is kept in `name`, and the GIL stays released while it
+    /// lives, to `drop(name)`, a restore of it (`ffi::PyEval_RestoreThread(ts)`, or the guard's
+    /// `Drop`), or the end of the block. (A C-style release alone lasts to the end of its block,
+    /// here the `unsafe` block around it.)
+    fn kept_release(&mut self, name: &str, init: &Expr) {
+        let releasing = |function: &String| {
+            self.k
+                .rust
+                .crates
+                .get(&self.krate)
+                .is_some_and(|types| types.releasing.contains(function))
+        };
+        let constructed = match unwrapped(block_value(init)) {
+            Expr::Call(_) | Expr::MethodCall(_) => self
+                .called_function(block_value(init))
+                .is_some_and(|f| releasing(&f)),
+            _ => false,
+        };
+        if !constructed && !self.calls_release(init) {
+            return;
+        }
+        let span = span_of(init.span());
+        let scope = span.end..self.block_end();
+        let Some(f) = self.current() else { return };
+        let switch = f.gil_switches.len();
+        f.gil_switches.push(GilSwitch {
+            span,
+            to: GilState::Released,
+            scope,
+            what: format!("`{name}` (a saved thread state)"),
+        });
+        if let Some(frame) = self.frames.last_mut() {
+            frame
+                .locals
+                .insert(name.to_string(), Local::Release(Some(switch)));
+        }
+    }
+
+    /// Whether `expr` calls one of the C API's releases itself (not in a closure it makes), and
+    /// none of its acquires (a state saved and restored within it is no longer kept).
+    fn calls_release(&self, expr: &Expr) -> bool {
+        struct Finder<'w, 'k> {
+            walker: &'w Walker<'k>,
+            releases: bool,
+            acquires: bool,
+        }
+        impl<'ast> Visit<'ast> for Finder<'_, '_> {
+            fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+            fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {}
+            fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+                if let Expr::Path(func) = &*call.func
+                    && let Some(name) = self.walker.ffi_name(&func.path)
+                {
+                    self.releases |= self.walker.k.release_calls.contains(&name);
+                    self.acquires |= self.walker.k.acquire_calls.contains(&name);
+                }
+                syn::visit::visit_expr_call(self, call);
+            }
+        }
+        let mut finder = Finder {
+            walker: self,
+            releases: false,
+            acquires: false,
+        };
+        finder.visit_expr(expr);
+        finder.releases && !finder.acquires
+    }
+
+    /// The C-API name a call's path names: through an ffi module (`ffi::PyEval_SaveThread`), or
+    /// bare, imported or declared in the crate's own `extern "C"` block (its `_` keeps
+    /// tuple-struct constructors such as `PyTokenizer(..)` out).
+    fn ffi_name(&self, path: &syn::Path) -> Option<String> {
+        let segments = segment_names(path);
+        let last = segments.last()?;
+        let through_ffi = segments.iter().any(|s| self.k.rust.ffi_modules.contains(s))
+            || segments.len() == 1 && last.contains('_');
+        through_ffi.then(|| last.clone())
     }
 
     /// A method call that takes or waits for a lock; returns whether it was one.
@@ -2622,6 +2803,17 @@ fn python_name(attrs: &[syn::Attribute]) -> Option<String> {
 
 impl<'ast> Visit<'ast> for Walker<'_> {
     fn visit_item(&mut self, item: &'ast Item) {
+        // A static declared in a body (`static DTYPES: TypeDescriptors = ..;`, a cache of the
+        // function's) has its declared type, and is one lock by its name, as the file's statics
+        // are (one the file declares wins).
+        if let Item::Static(s) = item
+            && !self.frames.is_empty()
+            && let Some(ty) = type_name(&s.ty)
+        {
+            self.statics
+                .entry(s.ident.to_string())
+                .or_insert(Static::Typed(ty));
+        }
         // Items nested in function bodies are functions of their own.
         let frames = std::mem::take(&mut self.frames);
         self.item(item);
@@ -2663,7 +2855,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             Pat::Type(t) => type_name(&t.ty),
             _ => local.init.as_ref().and_then(|i| {
                 constructed_type(&i.expr)
-                    .or_else(|| self.call_value_type(&i.expr))
+                    .or_else(|| self.call_value_type(&i.expr, ""))
                     .or_else(|| self.guard_content_type(&i.expr))
                     .or_else(|| self.object_content_type(&i.expr))
             }),
@@ -2674,6 +2866,17 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             frame.types.insert(name.clone(), ty);
         }
         let Some(init) = &local.init else { return };
+        // `let (builder, proxy) = configure(..)?;`: each name has its element's type.
+        if let Pat::Tuple(tuple) = &local.pat {
+            for (position, element) in tuple.elems.iter().enumerate() {
+                if let Some(element) = pattern_ident(element)
+                    && let Some(ty) = self.call_value_type(&init.expr, &format!(".{position}"))
+                    && let Some(frame) = self.frames.last_mut()
+                {
+                    frame.types.insert(element, ty);
+                }
+            }
+        }
         self.rendezvous_channel(&local.pat, &init.expr);
         let built = constructed_type(&init.expr).is_some();
         let returned_lock = self
@@ -2701,6 +2904,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 }
                 let outer = self.python_future.take();
                 self.visit_expr(expr);
+                self.kept_release(name, expr);
                 let future = std::mem::replace(&mut self.python_future, outer);
                 if let Some(frame) = self.frames.last_mut() {
                     frame.binding_guard = None;
@@ -2926,11 +3130,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             return;
         }
         let segments = segment_names(&func.path);
-        // A C-API name called bare was imported (`use pyo3::ffi::PyCapsule_Import;`) or declared
-        // in an `extern "C"` block of the crate's own: the C API's all the same. Its `_` keeps
-        // tuple-struct constructors (`PyTokenizer(..)`) out.
-        let through_ffi = segments.iter().any(|s| rust.ffi_modules.contains(s))
-            || segments.len() == 1 && last.contains('_');
+        let through_ffi = self.ffi_name(&func.path).is_some();
         // `ffi::PyGILState_Ensure()` / `ffi::PyEval_SaveThread()`: the C API's own switches, to the
         // end of the block (the knowledge of rules/cpython.toml).
         if through_ffi
@@ -2948,6 +3148,10 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 at..self.block_end(),
                 format!("`{shown}()`"),
             );
+            // `ffi::PyEval_RestoreThread(ts)` restores the thread state kept in `ts`.
+            if to == GilState::Held {
+                self.drop_guard(&call.args, at);
+            }
             self.visit_arguments(call.args.iter(), None);
             return;
         }
@@ -3114,6 +3318,20 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             && matches!(call.args.first(), Some(Expr::Closure(_)))
             && matches!(&*call.receiver, Expr::Path(p)
                 if p.path.get_ident().is_some_and(|i| self.thread_locals.contains(&i.to_string())));
+        // `PY_ARRAY_API.PyArray_Zeros(py, ..)`: a call of the C API through a table that its
+        // first call fills by importing the module (the knowledge's `c_api_tables`).
+        if let Expr::Path(p) = &*call.receiver
+            && p.path
+                .segments
+                .last()
+                .is_some_and(|s| rust.c_api_tables.contains(&s.ident.to_string()))
+        {
+            let table = path_string(&p.path);
+            let what = format!("`{table}.{method}()` is called");
+            self.push_use(call.method.span(), what, true, true);
+            self.visit_arguments(call.args.iter(), None);
+            return;
+        }
         // Item access with a literal key (`dict.set_item("max_length", n)`) hashes a `str` or an
         // `int`: no Python code runs.
         let literal_key =
@@ -3190,9 +3408,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
 
 impl Walker<'_> {
     /// A macro of the `log` facade (`log::warn!(..)`, or `warn!(..)` imported from it) when the
-    /// analysed code installs a bridge to Python's `logging`: it takes the GIL. (Only that: the
-    /// handlers' Python code is not counted as code that may drop the GIL, since most log calls
-    /// under a lock are in futures run elsewhere, which the front-end walks in place.)
+    /// analysed code installs a bridge to Python's `logging`: it takes the GIL. Only in a once
+    /// cell's initialiser (`ROOTS.get_or_init(|| { warn!(..); .. })`) are the handlers counted
+    /// as Python code, which may drop the GIL while the cell is held: elsewhere most log calls
+    /// under a lock are in futures run elsewhere, which the front-end walks in place, while an
+    /// initialiser runs where it is written.
     fn log_macro(&mut self, mac: &syn::Macro) {
         let rust = &self.k.rust;
         if !rust.python_logging {
@@ -3221,6 +3441,20 @@ impl Walker<'_> {
             span.start..span_of(mac.delimiter.span().join()).end,
             what.clone(),
         );
+        if self.in_once_initialiser(span.start) {
+            self.push_use(mac.path.span(), what, true, false);
+        }
+    }
+
+    /// Whether `at` is inside the arguments of a once cell's initialising call
+    /// (`get_or_init(..)`), in the function walked or one around it.
+    fn in_once_initialiser(&self, at: u32) -> bool {
+        self.frames.iter().any(|frame| {
+            self.model.functions[frame.id]
+                .lock_regions
+                .iter()
+                .any(|r| r.kind == LockKind::Once && r.scope.contains(&at))
+        })
     }
 
     /// `py.detach(|| ...)`, `Python::attach(|py| ...)`: the arguments run in the switched state.

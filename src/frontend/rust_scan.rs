@@ -7,7 +7,7 @@ use rustc_hash::FxHashSet as HashSet;
 
 use super::lexer::{RustLexer, Token, line_of};
 use super::scan::{Definitions, key};
-use crate::knowledge::CrateTypes;
+use crate::knowledge::{CrateTypes, Knowledge};
 
 /// The most nesting the Rust front-end is given: an upper bound on how deep syn's parser, the
 /// front-end's walk and the syntax tree's drop recurse (see [`rust_depth_within_bounds`]). With
@@ -336,7 +336,8 @@ pub const LAZY_STATIC_INIT: &str = "{init}";
 /// The struct fields and statics a Rust file declares, read from its tokens without parsing the
 /// file (each type alone is parsed): `struct S { a: Arc<Mutex<T>>, .. }` gives `(S, a, Mutex)`,
 /// `static X: RwLock<T> = ..` and `lazy_static! { static ref X: T = ..; }` give `(X, ..)`.
-pub fn declared_types(text: &str) -> CrateTypes {
+/// Also whether the file names a binding attribute (see [`CrateTypes::binds`]).
+pub fn declared_types(text: &str, knowledge: &Knowledge) -> CrateTypes {
     let mut lexer = RustLexer::new(text);
     let mut types = CrateTypes::default();
     let word = |start: usize, end: usize| &text[start..end];
@@ -346,6 +347,10 @@ pub fn declared_types(text: &str) -> CrateTypes {
         let Token::Ident(start, end) = token else {
             continue;
         };
+        let rust = &knowledge.rust;
+        types.binds |= [&rust.function_attributes, &rust.impl_attributes]
+            .iter()
+            .any(|names| names.contains(word(start, end)));
         match word(start, end) {
             // An impl item, not `-> impl Trait` nor `f: impl Fn()`: it starts the file, follows
             // an item, a statement, a block's opening or an attribute, or is `unsafe`.
@@ -356,7 +361,29 @@ pub fn declared_types(text: &str) -> CrateTypes {
                     _ => false,
                 } =>
             {
-                impl_returns(text, &mut lexer, &mut types);
+                impl_returns(text, &mut lexer, knowledge, &mut types);
+                previous = Some(Token::Punct(b'}'));
+            }
+            // A free function (a method's `fn` is read with its impl), or a nested one. Its
+            // body is read on, for the items in it.
+            "fn" if method_return(text, &mut lexer, None, &mut types).0 => {
+                previous = Some(Token::Punct(b'{'));
+            }
+            // A trait's methods are not free functions: its body is skipped.
+            "trait" => {
+                let mut angles = 0usize;
+                loop {
+                    match lexer.next() {
+                        Some(Token::Punct(b'<')) => angles += 1,
+                        Some(Token::Punct(b'>')) => angles = angles.saturating_sub(1),
+                        Some(Token::Punct(b'{')) if angles == 0 => {
+                            skip_group_from(&mut lexer, 1);
+                            break;
+                        }
+                        Some(Token::Punct(b';')) | None => break,
+                        _ => {}
+                    }
+                }
                 previous = Some(Token::Punct(b'}'));
             }
             "struct" => {
@@ -441,8 +468,10 @@ fn struct_fields(text: &str, lexer: &mut RustLexer, owner: &str, types: &mut Cra
 }
 
 /// The return types of the methods of an impl whose `impl` was just read, to the end of its
-/// body: `impl Pool { fn get(&self) -> Result<Item> {..} }` gives `(Pool::get, Item)`.
-fn impl_returns(text: &str, lexer: &mut RustLexer, types: &mut CrateTypes) {
+/// body: `impl Pool { fn get(&self) -> Result<Item> {..} }` gives `(Pool::get, Item)`; and
+/// those of its methods returning a value whose body names one of the C API's releases and none
+/// of its acquires (see [`CrateTypes::releasing`]).
+fn impl_returns(text: &str, lexer: &mut RustLexer, knowledge: &Knowledge, types: &mut CrateTypes) {
     // The self type: after the generics, and after `for` in a trait impl, to the body or `where`.
     let mut start = lexer.i;
     let mut angles = 0usize;
@@ -476,19 +505,44 @@ fn impl_returns(text: &str, lexer: &mut RustLexer, types: &mut CrateTypes) {
         .filter(|t| t.len() <= MAX_TYPE_LEN)
         .and_then(|t| syn::parse_str::<syn::Type>(t).ok())
         .and_then(|ty| super::rust::type_name(&ty));
-    // The body's items, one level in.
+    // The body's items, one level in; in the body of a method returning a value, whether it
+    // releases and whether it acquires.
     let mut depth = 1usize;
+    let mut body: Option<(String, bool, bool)> = None;
     while depth > 0 {
         match lexer.next() {
             Some(Token::Punct(b'{' | b'(' | b'[')) => depth += 1,
-            Some(Token::Punct(b'}' | b')' | b']')) => depth -= 1,
-            // A method whose signature was read with its body's `{`.
-            Some(Token::Ident(s, e))
+            Some(Token::Punct(b'}' | b')' | b']')) => {
+                depth -= 1;
                 if depth == 1
-                    && &text[s..e] == "fn"
-                    && method_return(text, lexer, owner.as_deref(), types) =>
-            {
-                depth += 1;
+                    && let Some((method, releases, acquires)) = body.take()
+                    && releases
+                    && !acquires
+                {
+                    types.releasing.push(method);
+                }
+            }
+            Some(Token::Ident(s, e)) if depth == 1 && &text[s..e] == "fn" => {
+                // A method whose signature was read with its body's `{`. An impl whose type is
+                // not read: its methods are read past, and kept nowhere (they are no free
+                // functions).
+                let (opened, returning) = match owner.as_deref() {
+                    Some(owner) => method_return(text, lexer, Some(owner), types),
+                    None => method_return(text, lexer, None, &mut CrateTypes::default()),
+                };
+                if opened {
+                    depth += 1;
+                    body = owner
+                        .as_ref()
+                        .and(returning)
+                        .map(|method| (method, false, false));
+                }
+            }
+            Some(Token::Ident(s, e)) => {
+                if let Some((_, releases, acquires)) = &mut body {
+                    *releases |= knowledge.release_calls.contains(&text[s..e]);
+                    *acquires |= knowledge.acquire_calls.contains(&text[s..e]);
+                }
             }
             None => return,
             _ => {}
@@ -496,38 +550,45 @@ fn impl_returns(text: &str, lexer: &mut RustLexer, types: &mut CrateTypes) {
     }
 }
 
-/// Records the return type of the method whose `fn` was just read, reading its signature;
-/// returns whether it read its body's `{` too.
+/// Records the return type of the method of `owner` (a free function's, with none) whose `fn`
+/// was just read, reading its signature; returns whether it read its body's `{` too, and the
+/// function (`Type::method`, or the free function's name) when it returns a value.
 fn method_return(
     text: &str,
     lexer: &mut RustLexer,
     owner: Option<&str>,
     types: &mut CrateTypes,
-) -> bool {
+) -> (bool, Option<String>) {
     let Some(Token::Ident(s, e)) = lexer.next() else {
-        return false;
+        return (false, None);
     };
     let method = &text[s..e];
     // Past the generics to the parameters, then past them.
     loop {
         match lexer.next() {
             Some(Token::Punct(b'(')) => break,
-            Some(Token::Punct(b'{' | b';')) | None => return false,
+            Some(Token::Punct(b'{' | b';')) | None => return (false, None),
             _ => {}
         }
     }
     skip_group_from(lexer, 1);
     match lexer.next() {
         Some(Token::Arrow) => {}
-        next => return next == Some(Token::Punct(b'{')),
+        next => return (next == Some(Token::Punct(b'{')), None),
     }
     let (Some(ty), opened) = parse_type_until(text, lexer, b'{') else {
-        return false;
+        return (false, None);
     };
-    if let (Some(owner), Some(returned)) = (owner, super::rust::returned_type_name(&ty, owner)) {
-        types.returns.push((format!("{owner}::{method}"), returned));
+    let function = match owner {
+        Some(owner) => format!("{owner}::{method}"),
+        None => method.to_string(),
+    };
+    for (position, returned) in super::rust::returned_type_names(&ty, owner) {
+        types
+            .returns
+            .push((format!("{function}{position}"), returned));
     }
-    opened
+    (opened, Some(function))
 }
 
 /// Skips an attribute's `[..]` after its `#`.
@@ -650,7 +711,7 @@ mod tests {
                     struct Unit;\nstruct Pair(u8, u8);\n\
                     static X: LazyLock<Mutex<u8>> = LazyLock::new(|| Mutex::new(0));\n\
                     lazy_static! { static ref Y: RwLock<u8> = RwLock::new(0); }\n";
-        let types = super::declared_types(text);
+        let types = super::declared_types(text, &crate::knowledge::Knowledge::builtin());
         let field = |o: &str, f: &str, t: &str| (o.to_string(), f.to_string(), t.to_string());
         assert_eq!(
             types.fields,
@@ -665,14 +726,16 @@ mod tests {
     }
 
     #[test]
-    fn method_return_types_are_read_from_impls() {
+    fn return_types_are_read_from_impls_and_free_functions() {
         let text = "struct Unit;\nimpl Pool {\n    pub fn open(p: &str) -> Result<Self, E> { Ok(Pool { p: (p, [1]) }) }\n\
                     fn get<'a, T: Into<u8>>(&'a self) -> PyResult<Item>\n    where\n        T: Send,\n    {}\n\
                     fn first(&self) -> Option<&Item> { self.items.first() }\n    fn none(&self) {}\n\
                     fn make() -> impl Fn() -> u8 { || 0 }\n}\n\
                     unsafe impl<T: Clone> Source for Wrapper<T> { fn next(&mut self) -> Self { todo!() } }\n\
-                    fn free() -> impl Iterator<Item = u8> { std::iter::empty() }\n";
-        let types = super::declared_types(text);
+                    fn free() -> impl Iterator<Item = u8> { std::iter::empty() }\n\
+                    trait Source { fn next(&mut self) -> Item; }\n\
+                    pub(crate) fn configure(b: Builder) -> MyResult<(Builder, Option<String>)> { todo!() }\n";
+        let types = super::declared_types(text, &crate::knowledge::Knowledge::builtin());
         let returns: Vec<(&str, &str)> = types
             .returns
             .iter()
@@ -685,6 +748,8 @@ mod tests {
                 ("Pool::get", "Item"),
                 ("Pool::first", "Item"),
                 ("Wrapper::next", "Wrapper"),
+                ("configure.0", "Builder"),
+                ("configure.1", "String"),
             ]
         );
     }

@@ -15,8 +15,9 @@ use crate::knowledge::Knowledge;
 use crate::model::last_segment;
 
 /// What may register a binding, by language, matched as whole identifiers: the entry points of the
-/// loaded knowledge, and in C++ the GIL acquisitions (a destructor that takes the GIL is an entry
-/// point). A GIL release or a Python call matters only where a binding reaches it.
+/// loaded knowledge, in C++ the GIL acquisitions (a destructor that takes the GIL is an entry
+/// point), and in Rust PyO3's token (a library's function that takes it is an entry point). A
+/// GIL release or a Python call matters only where a binding reaches it.
 pub struct Seeds {
     cpp: Option<AhoCorasick>,
     rust: Option<AhoCorasick>,
@@ -54,7 +55,8 @@ impl Seeds {
         ]
         .into_iter()
         .flatten()
-        .map(String::as_str);
+        .map(String::as_str)
+        .chain([super::rust::TOKEN_TYPE]);
         Seeds {
             cpp: needles(cpp),
             rust: needles(rust),
@@ -185,9 +187,9 @@ pub(crate) mod tests {
         assert!(!cpp("void f() { py::gil_scoped_release r; }"));
         let rust = |text| p.in_text(text, Language::Rust);
         assert!(rust("#[pyfunction]\nfn f() {}"));
-        assert!(!rust(
-            "fn f(py: Python) { py.detach(|| ()); Python::attach(|py| ()); }"
-        ));
+        // A library's function that takes the token is an entry.
+        assert!(rust("pub fn f(py: Python<'_>) { py.detach(|| ()); }"));
+        assert!(!rust("fn f(p: PythonLike) { p.detach(|| ()); }"));
         assert!(!rust("fn def() {}"));
     }
 }

@@ -68,6 +68,8 @@ struct PythonApi {
     #[serde(default)]
     ffi_modules: Vec<String>,
     #[serde(default)]
+    c_api_tables: Vec<String>,
+    #[serde(default)]
     python_types: Vec<String>,
     #[serde(default)]
     class_access_methods: Vec<String>,
@@ -175,6 +177,11 @@ pub struct RustKnowledge {
     pub acquire_closures: HashSet<String>,
     pub acquire_calls: HashSet<String>,
     pub ffi_modules: HashSet<String>,
+    /// Statics through which a library calls an extension module's C API, a table of function
+    /// pointers that the first call fills by importing the module (rust-numpy's
+    /// `PY_ARRAY_API.PyArray_Zeros(py, ..)`): every call through one needs the GIL and may run
+    /// Python code.
+    pub c_api_tables: HashSet<String>,
     pub python_types: HashSet<String>,
     /// Methods of a Python object of a project class that give the Rust value it holds
     /// (`pyself.get()`, `obj.borrow(py)`).
@@ -253,19 +260,22 @@ pub struct RustKnowledge {
     pub pool_item_types: HashSet<String>,
     /// The types each crate declares, by crate name (see [`CrateTypes`]).
     pub crates: std::collections::HashMap<String, CrateTypes>,
-    /// What the methods of every crate's impls return (see [`CrateTypes::returns`]), by
-    /// `Type::method`: one binding crate calls the methods of the library crate it wraps.
-    /// `None` for a method declared with different types (one name in two modules or crates).
+    /// What the methods of every crate's impls and its free functions return (see
+    /// [`CrateTypes::returns`]), by `Type::method` or `function` (a tuple's elements by
+    /// `function.0`, ..): one binding crate calls the library crate it wraps, and one file the
+    /// functions of another. `None` for a name declared with different types (one name in two
+    /// modules or crates).
     pub method_returns: std::collections::HashMap<String, Option<String>>,
 }
 
 impl RustKnowledge {
     pub(super) fn add(&mut self, file: RustFile) {
-        let pairs: [(&mut HashSet<String>, Vec<String>); 51] = [
+        let pairs: [(&mut HashSet<String>, Vec<String>); 52] = [
             (&mut self.release_closures, file.gil.release_closures),
             (&mut self.acquire_closures, file.gil.acquire_closures),
             (&mut self.acquire_calls, file.gil.acquire_calls),
             (&mut self.ffi_modules, file.python_api.ffi_modules),
+            (&mut self.c_api_tables, file.python_api.c_api_tables),
             (&mut self.python_types, file.python_api.python_types),
             (
                 &mut self.class_access_methods,
@@ -394,6 +404,18 @@ pub struct CrateTypes {
     pub contents: Vec<(String, String)>,
     /// `(Type::method, type name)`: what the methods of the crate's impls return once
     /// unwrapped (`fn get(&self) -> Result<Searcher>` gives `Searcher`), for the `let`s bound to
-    /// their calls in other files.
+    /// their calls in other files; `(function, ..)` for a free function, and `(function.0, ..)`,
+    /// `(function.1, ..)` for the elements of a returned tuple.
     pub returns: Vec<(String, String)>,
+    /// The methods of the crate's impls (`Type::method`) that return a value with the GIL
+    /// released: their body calls the C API's release (`PyEval_SaveThread`) and none of its
+    /// acquires, so the value keeps the saved thread state (`ThreadStateGuard::new()`, whose
+    /// `Drop` restores it), and the GIL stays released while the caller keeps it.
+    #[serde(default)]
+    pub releasing: Vec<String>,
+    /// Whether the crate names a binding attribute (`#[pyfunction]`, `#[pymethods]`): a binding
+    /// crate, entered through its bindings. A crate that names none is a library over PyO3,
+    /// entered through its public functions that take the `Python` token.
+    #[serde(default)]
+    pub binds: bool,
 }
