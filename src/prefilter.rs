@@ -83,7 +83,7 @@ impl Scanner {
     /// reported as before).
     pub fn scan(&self, path: &Path, language: Language, text: Option<&str>) -> FileScan {
         match text.and_then(|text| Some((text, scan(language, path, text, &self.rewrites)?))) {
-            Some((text, scan)) => (self.seeds.in_text(text, language), Some(scan)),
+            Some((text, scan)) => (self.seeds.in_text(path, text, language), Some(scan)),
             None => (true, None),
         }
     }

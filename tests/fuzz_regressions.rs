@@ -24,8 +24,8 @@ fn every_fuzz_regression_runs_clean() {
         let bytes = std::fs::read(&input).unwrap();
         let text = String::from_utf8_lossy(&bytes);
         // Each input runs as both languages, as the fuzz targets do.
-        let _ = seeds.in_text(&text, Language::Cpp);
-        let _ = seeds.in_text(&text, Language::Rust);
+        let _ = seeds.in_text(&input, &text, Language::Cpp);
+        let _ = seeds.in_text(&input, &text, Language::Rust);
         let _ = scan_cpp(&text, &rewrites);
         let _ = scan_rust(&text, Path::new("src/lib.rs"));
         let _ = frontend::cpp::project_macros(&text, &knowledge);

@@ -19,9 +19,10 @@ fn prepared() -> &'static (Seeds, Rewrites) {
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let (seeds, rewrites) = prepared();
-    let _ = seeds.in_text(&text, Language::Cpp);
-    let _ = seeds.in_text(&text, Language::Rust);
+    let path = Path::new("crates/x-y/src/a/mod.rs");
+    let _ = seeds.in_text(path, &text, Language::Cpp);
+    let _ = seeds.in_text(path, &text, Language::Rust);
     let _ = scan_cpp(&text, rewrites);
-    let _ = scan_rust(&text, Path::new("crates/x-y/src/a/mod.rs"));
+    let _ = scan_rust(&text, path);
     let _ = gil_lint::frontend::rust_scan::rust_depth_within_bounds(&text);
 });

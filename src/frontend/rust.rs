@@ -1948,13 +1948,7 @@ impl Walker<'_> {
     /// the bindings that run them, so they are not (see [`crate::knowledge::CrateTypes::binds`]).
     fn token_function_entry(&mut self, sig: &syn::Signature, public: bool, id: FnId) {
         let token = |arg: &FnArg| matches!(arg, FnArg::Typed(t) if is_token_type(&t.ty));
-        let library = !self
-            .k
-            .rust
-            .crates
-            .get(&self.krate)
-            .is_some_and(|types| types.binds);
-        if library && public && sig.inputs.iter().any(token) {
+        if self.k.rust.is_library(&self.krate) && public && sig.inputs.iter().any(token) {
             let name = self.model.functions[id].qualname.clone();
             self.bind(name, sig.ident.span(), id, Entry::Token);
         }

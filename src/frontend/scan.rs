@@ -16,11 +16,14 @@ use crate::model::last_segment;
 
 /// What may register a binding, by language, matched as whole identifiers: the entry points of the
 /// loaded knowledge, in C++ the GIL acquisitions (a destructor that takes the GIL is an entry
-/// point), and in Rust PyO3's token (a library's function that takes it is an entry point). A
-/// GIL release or a Python call matters only where a binding reaches it.
+/// point), and in the files of a Rust library over PyO3, PyO3's token (a library's function that
+/// takes it is an entry point; a binding crate's are helpers of its bindings, found from them).
+/// A GIL release or a Python call matters only where a binding reaches it.
 pub struct Seeds {
     cpp: Option<AhoCorasick>,
     rust: Option<AhoCorasick>,
+    /// The Rust crates that are libraries over PyO3 (see [`crate::knowledge::CrateTypes::binds`]).
+    rust_libraries: HashSet<String>,
 }
 
 impl Seeds {
@@ -55,27 +58,41 @@ impl Seeds {
         ]
         .into_iter()
         .flatten()
-        .map(String::as_str)
-        .chain([super::rust::TOKEN_TYPE]);
+        .map(String::as_str);
+        let rust_libraries = knowledge
+            .rust
+            .crates
+            .keys()
+            .filter(|krate| knowledge.rust.is_library(krate))
+            .cloned()
+            .collect();
         Seeds {
             cpp: needles(cpp),
             rust: needles(rust),
+            rust_libraries,
         }
     }
 
-    /// Whether a file of `language` with this text may register a binding.
-    pub fn in_text(&self, text: &str, language: Language) -> bool {
+    /// Whether the file at `path`, of `language` and with this text, may register a binding.
+    pub fn in_text(&self, path: &Path, text: &str, language: Language) -> bool {
         let needles = match language {
             Language::Cpp => &self.cpp,
             Language::Rust => &self.rust,
         };
-        let Some(needles) = needles else {
-            return false;
-        };
         let bytes = text.as_bytes();
-        needles
-            .find_iter(bytes)
-            .any(|m| whole_word(bytes, m.start(), m.end()))
+        let found = |needle: &str| {
+            memchr::memmem::find_iter(bytes, needle.as_bytes())
+                .any(|at| whole_word(bytes, at, at + needle.len()))
+        };
+        needles.as_ref().is_some_and(|needles| {
+            needles
+                .find_iter(bytes)
+                .any(|m| whole_word(bytes, m.start(), m.end()))
+        }) || language == Language::Rust
+            && self
+                .rust_libraries
+                .contains(&super::rust::module_path(path).0)
+            && found(super::rust::TOKEN_TYPE)
     }
 }
 
@@ -148,6 +165,7 @@ pub(crate) fn scan(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::knowledge::CrateTypes;
 
     /// Each class head as its names and its bases, space-separated.
     pub(crate) fn heads(d: &Definitions) -> Vec<(String, String)> {
@@ -177,18 +195,32 @@ pub(crate) mod tests {
 
     #[test]
     fn seeds_are_whole_identifiers() {
-        let p = Seeds::new(&Knowledge::builtin());
-        let cpp = |text| p.in_text(text, Language::Cpp);
+        let mut knowledge = Knowledge::builtin();
+        knowledge.add_crate_types([
+            ("engine".to_string(), CrateTypes::default()),
+            (
+                "binding".to_string(),
+                CrateTypes {
+                    binds: true,
+                    ..CrateTypes::default()
+                },
+            ),
+        ]);
+        let p = Seeds::new(&knowledge);
+        let at = Path::new("engine/src/lib.rs");
+        let cpp = |text| p.in_text(at, text, Language::Cpp);
         assert!(cpp("PYBIND11_MODULE(x, m) {}"));
         assert!(cpp("m.def(\"f\", &f);"));
         assert!(cpp("~Holder() { py::gil_scoped_acquire gil; }"));
         assert!(!cpp("#define X default"));
         assert!(!cpp("int undef_x;"));
         assert!(!cpp("void f() { py::gil_scoped_release r; }"));
-        let rust = |text| p.in_text(text, Language::Rust);
+        let rust = |text| p.in_text(at, text, Language::Rust);
         assert!(rust("#[pyfunction]\nfn f() {}"));
-        // A library's function that takes the token is an entry.
-        assert!(rust("pub fn f(py: Python<'_>) { py.detach(|| ()); }"));
+        // A library's function that takes the token is an entry; a binding crate's is not.
+        let token = "pub fn f(py: Python<'_>) { py.detach(|| ()); }";
+        assert!(rust(token));
+        assert!(!p.in_text(Path::new("binding/src/lib.rs"), token, Language::Rust));
         assert!(!rust("fn f(p: PythonLike) { p.detach(|| ()); }"));
         assert!(!rust("fn def() {}"));
     }

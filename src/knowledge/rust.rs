@@ -269,6 +269,11 @@ pub struct RustKnowledge {
 }
 
 impl RustKnowledge {
+    /// Whether `krate` is a library over PyO3 (see [`CrateTypes::binds`]).
+    pub fn is_library(&self, krate: &str) -> bool {
+        !self.crates.get(krate).is_some_and(|types| types.binds)
+    }
+
     pub(super) fn add(&mut self, file: RustFile) {
         let pairs: [(&mut HashSet<String>, Vec<String>); 52] = [
             (&mut self.release_closures, file.gil.release_closures),
