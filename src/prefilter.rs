@@ -352,9 +352,6 @@ struct Partial<'a, T> {
 struct Scanned {
     derived: HashMap<String, Arc<HashSet<String>>>,
     ancestors: HashMap<String, Arc<HashSet<String>>>,
-    /// Qualified name -> the files that may define a function of that name: most calls wait
-    /// for a round or two, and are looked up again each time.
-    definers: HashMap<String, Arc<[usize]>>,
 }
 
 impl<T: AsRef<FileModel>> Partial<'_, T> {
@@ -468,16 +465,7 @@ impl<T: AsRef<FileModel>> Lookup for Partial<'_, T> {
     }
 
     fn with_qualname(&self, qualname: &str) -> Vec<(usize, FnId)> {
-        let scanned = || self.scanned.lock().unwrap_or_else(|e| e.into_inner());
-        let definers = scanned().definers.get(qualname).cloned();
-        let definers = definers.unwrap_or_else(|| {
-            let definers: Arc<[usize]> = self.index.qualname_definers(qualname).into();
-            scanned()
-                .definers
-                .insert(qualname.to_string(), definers.clone());
-            definers
-        });
-        self.note(definers.iter().copied());
+        self.note(self.index.qualname_definers(qualname));
         self.parsed
             .by_qualname
             .get(&qualname_hash(qualname))
