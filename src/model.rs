@@ -697,6 +697,11 @@ impl Functions {
             .flat_map_iter(|functions| functions.iter())
     }
 
+    /// Each file's functions, in id order.
+    pub fn par_by_file(&self) -> impl IndexedParallelIterator<Item = &Vec<Function>> {
+        self.by_file.par_iter()
+    }
+
     fn iter_mut(&mut self) -> impl Iterator<Item = &mut Function> {
         self.by_file.iter_mut().flatten()
     }

@@ -70,61 +70,88 @@ struct Index<'p> {
 impl CallGraph {
     pub fn build(program: &Program) -> Self {
         let index = Index::new(program);
-        // Each function's calls resolve independently of the others'; the indexed collect keeps
-        // program order.
-        let resolved: Vec<Resolved> = program
+        // Each function's calls resolve independently of the others', a file's at a time: one
+        // list per file, not per function, whose tens of thousands of small allocations would
+        // be freed only once copied into the flat arrays, at the run's peak. The indexed collect
+        // keeps program order.
+        let by_file: Vec<Resolved> = program
             .functions
-            .par_iter()
-            .map(|f| {
-                let file = f.span.file;
-                let source = program.file(file);
-                let scope =
-                    Scope::of_function(f, source.language, file as usize, source.names_framework);
+            .par_by_file()
+            .map(|functions| {
                 let mut calls = Resolved::default();
-                for (call, c) in f.calls.iter().enumerate() {
-                    let (callees, guessed) = match c.target {
-                        CallTarget::Direct(id) => (vec![id], false),
-                        // Resolved once every call is: see `route_passed_lambdas`.
-                        CallTarget::Param(_) => (Vec::new(), false),
-                        CallTarget::Named { .. } => {
-                            let found = judge_call(
-                                &index,
-                                scope,
-                                &c.target,
-                                Some(c.args),
-                                f.argument_types(call),
-                            );
-                            (found.callees, found.guessed)
-                        }
-                    };
-                    calls.guessed.push(guessed);
-                    calls.targets.extend(callees);
-                    calls.ends.push(calls.targets.len() as u32);
+                for f in functions {
+                    let file = f.span.file;
+                    let source = program.file(file);
+                    let scope = Scope::of_function(
+                        f,
+                        source.language,
+                        file as usize,
+                        source.names_framework,
+                    );
+                    for (call, c) in f.calls.iter().enumerate() {
+                        let (callees, guessed) = match c.target {
+                            CallTarget::Direct(id) => (vec![id], false),
+                            // Resolved once every call is: see `route_passed_lambdas`.
+                            CallTarget::Param(_) => (Vec::new(), false),
+                            CallTarget::Named { .. } => {
+                                let found = judge_call(
+                                    &index,
+                                    scope,
+                                    &c.target,
+                                    Some(c.args),
+                                    f.argument_types(call),
+                                );
+                                (found.callees, found.guessed)
+                            }
+                        };
+                        calls.guessed.push(guessed);
+                        calls.targets.extend(callees);
+                        calls.ends.push(calls.targets.len() as u32);
+                    }
                 }
                 calls
             })
             .collect();
+        let mut first_call = Vec::with_capacity(program.functions.len() + 1);
+        let mut calls = 0;
+        for f in program.functions.iter() {
+            first_call.push(calls);
+            calls += f.calls.len() as u32;
+        }
+        first_call.push(calls);
+        let mut callee_ends = Vec::with_capacity(calls as usize);
+        let mut targets = Vec::with_capacity(by_file.iter().map(|r| r.targets.len()).sum());
+        let mut guessed = Vec::with_capacity(calls as usize);
+        for file in by_file {
+            let before = targets.len() as u32;
+            callee_ends.extend(file.ends.iter().map(|end| before + end));
+            targets.extend_from_slice(&file.targets);
+            guessed.extend_from_slice(&file.guessed);
+        }
+        let mut graph = CallGraph {
+            first_call,
+            callee_ends,
+            targets,
+            guessed,
+            calls_parameters: FxHashSet::default(),
+            passed: FxHashMap::default(),
+            kept: FxHashSet::default(),
+            binding_targets: Vec::new(),
+        };
         let Routes {
             run_by_callee,
             calls_parameters,
             passed,
             kept,
-        } = route_passed_lambdas(program, &resolved);
-        let mut first_call = Vec::with_capacity(resolved.len() + 1);
-        let mut callee_ends = Vec::with_capacity(resolved.iter().map(|r| r.ends.len()).sum());
-        let mut targets = Vec::with_capacity(resolved.iter().map(|r| r.targets.len()).sum());
-        let mut guessed = Vec::with_capacity(callee_ends.capacity());
-        for (caller, calls) in resolved.into_iter().enumerate() {
-            first_call.push(callee_ends.len() as u32);
-            guessed.extend_from_slice(&calls.guessed);
-            for call in 0..calls.ends.len() {
-                if !run_by_callee.contains(&(caller, call)) {
-                    targets.extend_from_slice(calls.get(call));
-                }
-                callee_ends.push(targets.len() as u32);
-            }
-        }
-        first_call.push(callee_ends.len() as u32);
+        } = route_passed_lambdas(program, &graph);
+        graph.drop_targets_of(&run_by_callee);
+        let CallGraph {
+            first_call,
+            callee_ends,
+            targets,
+            guessed,
+            ..
+        } = graph;
         // What the program runs: the callees of its calls, and the lambdas run inside theirs.
         let run: FxHashSet<FnId> = match program.bindings.iter().any(|b| b.unless_run) {
             true => targets
@@ -162,6 +189,27 @@ impl CallGraph {
             kept,
             binding_targets,
         }
+    }
+
+    /// Removes the callees of the calls `dropped` (`(caller, call)`), in place.
+    fn drop_targets_of(&mut self, dropped: &FxHashSet<(FnId, usize)>) {
+        if dropped.is_empty() {
+            return;
+        }
+        let (mut kept, mut start) = (0, 0);
+        for caller in 0..self.first_call.len() - 1 {
+            let sites = self.first_call[caller] as usize..self.first_call[caller + 1] as usize;
+            for (call, site) in sites.clone().enumerate() {
+                let end = self.callee_ends[site] as usize;
+                if !dropped.contains(&(caller, call)) {
+                    self.targets.copy_within(start..end, kept);
+                    kept += end - start;
+                }
+                start = end;
+                self.callee_ends[site] = kept as u32;
+            }
+        }
+        self.targets.truncate(kept);
     }
 
     pub fn callees(&self, caller: FnId, call: usize) -> &[FnId] {
@@ -375,18 +423,13 @@ fn derived_classes<'p>(
         .collect()
 }
 
-/// One function's resolved calls, flat: call `i` may run `targets[ends[i - 1]..ends[i]]`.
+/// One file's resolved calls, flat: its call `i` (its functions' calls in order) may run
+/// `targets[ends[i - 1]..ends[i]]`.
 #[derive(Default)]
 struct Resolved {
     ends: Vec<u32>,
     targets: Vec<FnId>,
     guessed: Vec<bool>,
-}
-
-impl Resolved {
-    fn get(&self, call: usize) -> &[FnId] {
-        nth_list(&self.ends, &self.targets, call)
-    }
 }
 
 /// List `n` of lists stored one after the other in `items`, each ending at `ends[n]`.
@@ -417,7 +460,7 @@ struct Routes {
 /// parameter to one another (`add(q, f)` wrapping `f` for `add(q, g)`) keep it when the one
 /// they end in does: every parameter with an entry is taken as kept, and those whose every
 /// hand-off reaches a callee that does not keep it are dropped until none is.
-fn kept_parameters(program: &Program, callees: &[Resolved]) -> FxHashSet<(FnId, u32)> {
+fn kept_parameters(program: &Program, graph: &CallGraph) -> FxHashSet<(FnId, u32)> {
     let entries = || {
         program.functions.iter().enumerate().flat_map(|(id, f)| {
             f.kept_params
@@ -430,7 +473,7 @@ fn kept_parameters(program: &Program, callees: &[Resolved]) -> FxHashSet<(FnId, 
         let keeps = |(id, _, handed): (FnId, u32, Option<(u32, u32)>)| match handed {
             None => true,
             Some((call, argument)) => {
-                let call_callees = callees[id].get(call as usize);
+                let call_callees = graph.callees(id, call as usize);
                 !call_callees.is_empty()
                     && call_callees
                         .iter()
@@ -455,14 +498,14 @@ fn kept_parameters(program: &Program, callees: &[Resolved]) -> FxHashSet<(FnId, 
 /// keeps, also runs in place: the candidates agree that it runs whichever of them is called, so
 /// reaching it needs no guess (`trainer.feed(it, |s| ..)` on a generic `T: Trainer`, whose
 /// test stub runs nothing). This is the one place that decides it, for both languages.
-fn route_passed_lambdas(program: &Program, callees: &[Resolved]) -> Routes {
-    let kept_params = kept_parameters(program, callees);
+fn route_passed_lambdas(program: &Program, graph: &CallGraph) -> Routes {
+    let kept_params = kept_parameters(program, graph);
     // Whether a callable passed as argument `index` of call `outer` of `caller` runs: inside a
     // callee that calls that parameter, or else as its `Unconsumed` says.
     let runs = |calls_param: &FxHashSet<(FnId, u32)>,
                 caller: FnId,
                 (outer, index, unconsumed): (u32, u32, Unconsumed)| {
-        let outer_callees = callees[caller].get(outer as usize);
+        let outer_callees = graph.callees(caller, outer as usize);
         let consumed = outer_callees
             .iter()
             .any(|&callee| calls_param.contains(&(callee, index)));
@@ -551,17 +594,17 @@ fn route_passed_lambdas(program: &Program, callees: &[Resolved]) -> Routes {
             // A closure, or a function item passed by name (`engine.apply(parse_row)`).
             let lambdas = match &call.target {
                 CallTarget::Direct(lambda) => std::slice::from_ref(lambda),
-                CallTarget::Named { .. } => callees[caller].get(site),
+                CallTarget::Named { .. } => graph.callees(caller, site),
                 CallTarget::Param(_) => continue,
             };
             let (consumed, in_place) = runs(&calls_param, caller, (outer, index, unconsumed));
             if consumed {
-                let outer_callees = callees[caller].get(outer as usize);
+                let outer_callees = graph.callees(caller, outer as usize);
                 let runners = outer_callees
                     .iter()
                     .filter(|&&callee| calls_param.contains(&(callee, index)))
                     .count();
-                let vouched = callees[caller].guessed[outer as usize]
+                let vouched = graph.guessed(caller, outer as usize)
                     && runners >= 2
                     && runners * 2 > outer_callees.len()
                     && !outer_callees
@@ -578,7 +621,7 @@ fn route_passed_lambdas(program: &Program, callees: &[Resolved]) -> Routes {
                 // Kept for later by the callee: it runs neither here nor inside the callee.
                 run_by_callee.insert((caller, site));
                 if let CallTarget::Direct(lambda) = call.target
-                    && !callees[caller].get(outer as usize).is_empty()
+                    && !graph.callees(caller, outer as usize).is_empty()
                 {
                     kept.insert(lambda);
                 }
