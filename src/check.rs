@@ -95,12 +95,22 @@ pub fn run(options: Options) -> Result<Report, String> {
             ));
         }
     }
+    // Without a project, the local crates that the checked Rust crates depend on are read too
+    // (their calls resolve into them), and only the findings that touch the paths are reported,
+    // as with a project.
+    let dependencies = match (&options.project, &options.given) {
+        (None, None) => discover::path_dependencies(&options.paths, options.root.dir()),
+        _ => Vec::new(),
+    };
     let roots = match (&options.project, &options.given) {
         (Some(project), _) => vec![project.clone()],
         (None, Some(_)) => Vec::new(),
-        (None, None) => options.paths.clone(),
+        (None, None) => options.paths.iter().chain(&dependencies).cloned().collect(),
     };
     let mut found = discover::discover(&roots, &exclude);
+    found
+        .empty_roots
+        .retain(|root| !dependencies.contains(root));
     found.files.retain(|(path, _)| !excluder.is_excluded(path));
     if let Some(given) = &options.given {
         let language = Language::of(&given.path).ok_or_else(|| {
@@ -173,7 +183,7 @@ pub fn run(options: Options) -> Result<Report, String> {
             f.rule,
         )
     });
-    if options.project.is_some() {
+    if options.project.is_some() || !dependencies.is_empty() {
         let wanted: Vec<PathBuf> = options.paths.iter().map(|p| absolute(p)).collect();
         let files: Vec<bool> = program
             .files

@@ -92,3 +92,104 @@ pub fn discover(paths: &[PathBuf], exclude: &GlobSet) -> Discovered {
         empty_roots,
     }
 }
+
+/// The most a `Cargo.toml` may hold to be read for its dependencies.
+const MAX_MANIFEST_SIZE: u64 = 1 << 20;
+
+/// The local crates that the Rust crates at `roots` depend on, directly or not: a `path`
+/// dependency in a crate's `Cargo.toml` (`[dependencies]`, and those of `[target.*]`), or a
+/// `workspace = true` one that the workspace's `[workspace.dependencies]` gives a path. A
+/// binding crate's calls into its engine crates resolve only if those are read too. Only
+/// directories below `boundary` (the repository) are followed, each manifest is read once, and
+/// an unreadable, oversized or malformed one adds nothing.
+pub fn path_dependencies(roots: &[PathBuf], boundary: &Path) -> Vec<PathBuf> {
+    // Compared with symbolic links resolved, so that none leads out of `boundary`.
+    let Ok(boundary) = std::fs::canonicalize(boundary) else {
+        return Vec::new();
+    };
+    let roots: Vec<PathBuf> = roots
+        .iter()
+        .filter_map(|r| std::fs::canonicalize(r).ok())
+        .collect();
+    let mut seen: Vec<PathBuf> = roots.clone();
+    let mut queue = roots.clone();
+    let mut found = Vec::new();
+    while let Some(dir) = queue.pop() {
+        let Some(manifest) = read_manifest(&dir) else {
+            continue;
+        };
+        let workspace = dir
+            .ancestors()
+            .skip(1)
+            .take_while(|d| d.starts_with(&boundary))
+            .find_map(|d| {
+                let manifest = read_manifest(d)?;
+                Some((
+                    d.to_path_buf(),
+                    manifest.get("workspace")?.as_table()?.clone(),
+                ))
+            });
+        for (name, dependency) in dependency_entries(&manifest) {
+            let Some(dependency) = dependency.as_table() else {
+                continue;
+            };
+            let path = match dependency.get("path").and_then(toml::Value::as_str) {
+                Some(path) => dir.join(path),
+                None if dependency.get("workspace").and_then(toml::Value::as_bool)
+                    == Some(true) =>
+                {
+                    let Some((root, table)) = &workspace else {
+                        continue;
+                    };
+                    let Some(path) = table
+                        .get("dependencies")
+                        .and_then(|d| d.get(name))
+                        .and_then(|d| d.get("path"))
+                        .and_then(toml::Value::as_str)
+                    else {
+                        continue;
+                    };
+                    root.join(path)
+                }
+                None => continue,
+            };
+            let Ok(path) = std::fs::canonicalize(&path) else {
+                continue;
+            };
+            let covered = seen.iter().any(|s| path.starts_with(s));
+            if path.is_dir() && path.starts_with(&boundary) && !covered {
+                seen.push(path.clone());
+                queue.push(path.clone());
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// `dir/Cargo.toml` as a table, when it is a regular file of a sane size that parses.
+fn read_manifest(dir: &Path) -> Option<toml::Table> {
+    let path = dir.join("Cargo.toml");
+    let metadata = std::fs::metadata(&path).ok()?;
+    if !metadata.is_file() || metadata.len() > MAX_MANIFEST_SIZE {
+        return None;
+    }
+    std::fs::read_to_string(&path).ok()?.parse().ok()
+}
+
+/// Every `(name, entry)` of a manifest's `[dependencies]` and `[target.*.dependencies]`.
+fn dependency_entries(manifest: &toml::Table) -> impl Iterator<Item = (&String, &toml::Value)> {
+    let targets = manifest
+        .get("target")
+        .and_then(toml::Value::as_table)
+        .into_iter()
+        .flat_map(|targets| targets.values())
+        .filter_map(|target| target.get("dependencies"));
+    manifest
+        .get("dependencies")
+        .into_iter()
+        .chain(targets)
+        .filter_map(toml::Value::as_table)
+        .flatten()
+}

@@ -345,3 +345,74 @@ fn findings_on_guessed_paths_are_marked_and_can_be_hidden() {
     let human = stdout(&gil_lint(&repo(), &["check", fixture]));
     assert!(human.contains("(guessed)") && human.contains("confidence: low"));
 }
+
+/// Checking a binding crate reads the local crates its `Cargo.toml` depends on (a `path`
+/// dependency, or one the workspace gives a path), so that its calls into them resolve, and
+/// reports the findings that touch it; a dependency outside the repository is not read.
+#[test]
+fn a_crate_is_checked_with_its_path_dependencies() {
+    let dir = project("fixtures/pyo3_once_initialiser_logs");
+    let root = dir.path();
+    let findings = |output: &Output| {
+        stdout(output)
+            .lines()
+            .filter(|l| l.contains("gil-held-blocking"))
+            .count()
+    };
+    let alone = gil_lint(
+        root,
+        &["check", "--no-cache", "--format", "concise", "python"],
+    );
+    assert_eq!(findings(&alone), 0, "{}", stdout(&alone));
+
+    std::fs::write(
+        root.join("netcore/Cargo.toml"),
+        "[package]\nname = \"netcore\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[workspace]\nmembers = [\"python\", \"netcore\"]\n\
+         [workspace.dependencies]\nnetcore = { path = \"netcore\" }\n",
+    )
+    .unwrap();
+    // Elsewhere: a copy of the engine crate that the binding may not make gil-lint read.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(outside.path().join("src")).unwrap();
+    for file in ["lib.rs", "tls.rs"] {
+        std::fs::copy(
+            root.join("netcore/src").join(file),
+            outside.path().join("src").join(file),
+        )
+        .unwrap();
+    }
+    let manifest = |netcore: &str| {
+        format!(
+            "[package]\nname = \"binding\"\n[dependencies]\nnetcore = {netcore}\n\
+             [target.'cfg(unix)'.dependencies]\nmissing = {{ path = \"../missing\" }}\n"
+        )
+    };
+    let python = root.join("python/Cargo.toml");
+    let outside_path = outside.path().to_str().unwrap().replace('\\', "/");
+    std::fs::write(
+        &python,
+        manifest(&format!("{{ path = \"{outside_path}\" }}")),
+    )
+    .unwrap();
+    let escaped = gil_lint(
+        root,
+        &["check", "--no-cache", "--format", "concise", "python"],
+    );
+    assert_eq!(findings(&escaped), 0, "{}", stdout(&escaped));
+
+    for netcore in ["{ workspace = true }", "{ path = \"../netcore\" }"] {
+        std::fs::write(&python, manifest(netcore)).unwrap();
+        let with = gil_lint(
+            root,
+            &["check", "--no-cache", "--format", "concise", "python"],
+        );
+        let out = stdout(&with);
+        assert_eq!(findings(&with), 1, "{netcore}: {out}{}", stderr(&with));
+        assert!(out.contains("netcore/src/tls.rs"), "{out}");
+    }
+}
