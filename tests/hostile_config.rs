@@ -429,3 +429,30 @@ fn write_baseline_replaces_a_regular_file() {
     names.sort();
     assert_eq!(names, ["baseline.json", "ok.cpp"]);
 }
+
+/// A checked crate's `Cargo.toml` and those of its path dependencies: one deeply nested, one a
+/// FIFO, one a link to `/dev/zero`, and dependencies on `/` and above the tree. The run neither
+/// hangs, fills memory nor crashes, and reads nothing outside the tree.
+#[test]
+fn hostile_cargo_manifests() {
+    let tree = Tree::new();
+    for dir in ["crate/src", "zero", "fifo", "deep"] {
+        std::fs::create_dir_all(tree.path(&format!("proj/{dir}"))).unwrap();
+    }
+    tree.write("proj/crate/src/lib.rs", "pub fn f() {}\n");
+    tree.write(
+        "proj/crate/Cargo.toml",
+        "[dependencies]\nroot = { path = \"/\" }\nup = { path = \"../..\" }\n\
+         zero = { path = \"../zero\" }\nfifo = { path = \"../fifo\" }\n\
+         deep = { path = \"../deep\" }\n",
+    );
+    tree.symlink("proj/zero/Cargo.toml", "/dev/zero");
+    let deep = "[".repeat(100_000) + &"]".repeat(100_000);
+    tree.write("proj/deep/Cargo.toml", &format!("a = {deep}\n"));
+    if !tree.fifo("proj/fifo/Cargo.toml") {
+        return;
+    }
+    let run = check_proj(&tree, &["--format", "concise", "crate"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(!run.stdout.contains("ok.cpp"), "{}", run.stdout);
+}
