@@ -321,6 +321,20 @@ impl Builder<'_> {
         !(region.member && node.unpublished || filled_at_import)
     }
 
+    /// The set of locks held at `offset` in `node`'s function.
+    fn held_at(&mut self, node: Node, offset: u32) -> usize {
+        // Most functions hold no lock of their own: their callers' set, already interned.
+        if node.lent.is_none()
+            && self.program.functions[node.function]
+                .lock_regions
+                .is_empty()
+        {
+            return node.held;
+        }
+        let locks = self.locks_at(node, offset);
+        self.held_set(locks)
+    }
+
     /// The locks held at `offset` in `node`'s function.
     fn locks_at(&mut self, node: Node, offset: u32) -> Vec<LockId> {
         let mut locks = self.locks_where(node, |r| r.scope.contains(&offset));
@@ -432,17 +446,19 @@ impl Builder<'_> {
             while let Some(&node) = reach.order.get(visited) {
                 let index = visited;
                 visited += 1;
-                let f = &self.program.functions[node.function];
+                let (program, graph) = (self.program, self.graph);
+                let f = &program.functions[node.function];
                 for (call, site) in f.calls.iter().enumerate() {
                     let at = site.span.start;
                     let state = f.gil_state_at(at, node.state);
-                    let locks = self.locks_at(node, at);
-                    let held = self.held_set(locks);
-                    let callees = match (site.target.clone(), node.entered_from) {
-                        (CallTarget::Param(index), Some((caller, outer))) => {
-                            self.graph.passed_lambdas(caller, outer, index)
+                    let held = self.held_at(node, at);
+                    let passed;
+                    let callees = match (&site.target, node.entered_from) {
+                        (&CallTarget::Param(index), Some((caller, outer))) => {
+                            passed = graph.passed_lambdas(caller, outer, index);
+                            &passed[..]
                         }
-                        _ => self.graph.callees(node.function, call).to_vec(),
+                        _ => graph.callees(node.function, call),
                     };
                     // A new thread starts without the GIL and without the caller's locks. One that
                     // its starter waits for (a parallel iterator's workers, a joined thread) is
@@ -466,7 +482,7 @@ impl Builder<'_> {
                         }
                         None => (state, held),
                     };
-                    for function in callees {
+                    for &function in callees {
                         // A closure written in a function that calls its parameters sees the same
                         // parameters: it inherits the call site that entered that function.
                         let closure = matches!(site.target, CallTarget::Direct(_))

@@ -537,22 +537,28 @@ fn route_passed_lambdas(program: &Program, graph: &CallGraph) -> Routes {
     // A closure that calls a parameter of the function it is written in (`self.detach(|| f())`)
     // makes that function call it; so does handing the parameter to a callee that runs it.
     loop {
+        // By function: a program has tens of thousands of closures written at their call.
+        let mut params_called: FxHashMap<FnId, Vec<u32>> = FxHashMap::default();
+        for &(function, index) in &calls_param {
+            params_called.entry(function).or_default().push(index);
+        }
         let inherited: Vec<(FnId, u32)> = program
             .functions
             .iter()
             .enumerate()
             .flat_map(|(id, f)| {
-                let calls_param = &calls_param;
+                let (calls_param, params_called) = (&calls_param, &params_called);
                 f.calls.iter().enumerate().filter_map(move |(site, c)| {
                     let found: Box<dyn Iterator<Item = (FnId, u32)>> = match c.target {
                         CallTarget::Direct(lambda)
                             if program.functions[lambda].kind == FunctionKind::Lambda =>
                         {
                             Box::new(
-                                calls_param
-                                    .iter()
-                                    .filter(move |(f, _)| *f == lambda)
-                                    .map(move |(_, i)| (id, *i)),
+                                params_called
+                                    .get(&lambda)
+                                    .into_iter()
+                                    .flatten()
+                                    .map(move |&i| (id, i)),
                             )
                         }
                         CallTarget::Param(index) => {
