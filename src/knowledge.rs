@@ -13,7 +13,9 @@
 mod rust;
 pub use rust::CrateTypes;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use foldhash::{HashMap, HashMapExt, HashSet};
 use std::path::Path;
 
 use anyhow::Result;
@@ -363,17 +365,17 @@ pub struct Knowledge {
     pub constructor_wrappers: HashSet<String>,
     pub pickle_wrappers: HashSet<String>,
     /// Function name -> whether it binds with the GIL released.
-    pub def_functions: std::collections::HashMap<String, bool>,
+    pub def_functions: HashMap<String, bool>,
     /// Macro name -> the index of its argument that is bound.
-    pub entry_macros: std::collections::HashMap<String, usize>,
+    pub entry_macros: HashMap<String, usize>,
     /// Registration function name -> the index of its callback argument (entered without the GIL).
-    pub callback_registrations: std::collections::HashMap<String, usize>,
+    pub callback_registrations: HashMap<String, usize>,
     /// `Type::field` function-pointer fields whose value is entered without the GIL.
     pub callback_fields: HashSet<String>,
     /// Qualified library base classes whose derived objects are destroyed without the GIL.
     pub native_owned_bases: HashSet<String>,
     /// Qualified library base classes -> their methods called in any GIL state.
-    pub library_virtuals: std::collections::HashMap<String, Vec<String>>,
+    pub library_virtuals: HashMap<String, Vec<String>>,
     pub constructing_calls: NameSet,
     /// Calls that return their first template argument (`reinterpret_borrow<T>`).
     pub typed_calls: NameSet,

@@ -4,7 +4,7 @@
 //! Positions are byte offsets into the file's text. Everything a rule needs later is plain data, so
 //! front-ends run in worker threads and keep no syntax tree.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::ops::{Deref, Range};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -730,7 +730,7 @@ pub struct Program {
     pub functions: Functions,
     pub bindings: Vec<Binding>,
     /// Qualified class name -> the names of its bases as written.
-    pub classes: std::collections::HashMap<String, Vec<String>>,
+    pub classes: HashMap<String, Vec<String>>,
     /// Class (last segment) -> field -> the types its definitions declare it with.
     pub fields: FieldTypes,
 }
@@ -760,8 +760,7 @@ pub fn field_class(declared: &str, arrow: bool) -> Option<&str> {
 }
 
 /// Class (last segment) -> field -> the types its definitions declare it with.
-pub type FieldTypes =
-    std::collections::HashMap<String, std::collections::HashMap<String, Vec<String>>>;
+pub type FieldTypes = HashMap<String, HashMap<String, Vec<String>>>;
 
 /// The types `fields` (see [`FieldTypes`]) has for `class`'s field `field`.
 pub fn field_types_in(fields: &FieldTypes, class: &str, field: &str) -> Vec<String> {

@@ -3,8 +3,8 @@
 //! syn trees are not `Send` (their spans live in a thread-local source map), so each file is
 //! parsed and turned into plain data inside its worker thread.
 
+use foldhash::HashSet;
 use std::borrow::Cow;
-use std::collections::HashSet;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::Path;

@@ -267,7 +267,7 @@ pub fn scan_rust(text: &str, path: &Path) -> Definitions {
 /// by PyO3's naming, a `Py` type (`PyDict`), outside comments and strings. Before a function
 /// (`pyo3::Python::attach`, `PyDict::new`) it is Python's; before a variant (`Bound::Included`)
 /// or at the end of a path (`Cow::Borrowed`, `std::ops::Bound`) another type's.
-pub fn names_python_type(text: &str, python_types: &std::collections::HashSet<String>) -> bool {
+pub fn names_python_type(text: &str, python_types: &foldhash::HashSet<String>) -> bool {
     // Lexing the file costs more than looking for the names in its text first.
     let bytes = text.as_bytes();
     let py_type = || {
@@ -304,7 +304,7 @@ pub fn names_python_type(text: &str, python_types: &std::collections::HashSet<St
 
 /// Whether the text names one of `crates` as a path's first segment (`pyo3_log::init()`,
 /// `use pyo3_log::Logger;`), outside comments and strings.
-pub fn names_crate(text: &str, crates: &std::collections::HashSet<String>) -> bool {
+pub fn names_crate(text: &str, crates: &foldhash::HashSet<String>) -> bool {
     // Lexing every Rust file costs more than looking for the names in its text, and most files
     // name none of them.
     if !crates

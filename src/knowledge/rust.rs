@@ -1,6 +1,6 @@
 //! Knowledge for the Rust front-end (`language = "rust"` files such as `rules/pyo3.toml`).
 
-use std::collections::HashSet;
+use foldhash::{HashMap, HashSet};
 
 use serde::Deserialize;
 
@@ -259,13 +259,13 @@ pub struct RustKnowledge {
     pub pool_acquire_methods: HashSet<String>,
     pub pool_item_types: HashSet<String>,
     /// The types each crate declares, by crate name (see [`CrateTypes`]).
-    pub crates: std::collections::HashMap<String, CrateTypes>,
+    pub crates: HashMap<String, CrateTypes>,
     /// What the methods of every crate's impls and its free functions return (see
     /// [`CrateTypes::returns`]), by `Type::method` or `function` (a tuple's elements by
     /// `function.0`, ..): one binding crate calls the library crate it wraps, and one file the
     /// functions of another. `None` for a name declared with different types (one name in two
     /// modules or crates).
-    pub method_returns: std::collections::HashMap<String, Option<String>>,
+    pub method_returns: HashMap<String, Option<String>>,
 }
 
 impl RustKnowledge {

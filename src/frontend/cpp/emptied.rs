@@ -7,6 +7,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 use tree_sitter::Node;
 
+use super::fields::{Field, FieldChild};
 use crate::knowledge::Knowledge;
 use crate::model::{Function, GilState};
 
@@ -131,15 +132,15 @@ impl<'t> Emptying<'_, 't> {
 
     /// `f.reset()`, `f.release()` (also as the receiver of `.dec_ref()`).
     fn emptying_call(&self, call: Node) -> Option<String> {
-        let function = call.child_by_field_name("function")?;
-        let method = function.child_by_field_name("field")?;
+        let function = call.field(Field::Function)?;
+        let method = function.field(Field::Field)?;
         let empty_arguments = call
-            .child_by_field_name("arguments")
+            .field(Field::Arguments)
             .is_some_and(|a| a.named_child_count() == 0);
         (function.kind() == "field_expression"
             && empty_arguments
             && self.k.member_calls_emptying.contains(self.text(method)))
-        .then(|| function.child_by_field_name("argument"))
+        .then(|| function.field(Field::Argument))
         .flatten()
         .and_then(|receiver| self.owned_named(receiver))
     }
@@ -147,7 +148,7 @@ impl<'t> Emptying<'_, 't> {
     /// `f = {}`, `f = py::object()`, `f = py::iterator()`, `f = nb::object{}` (see
     /// `empty_when_default`): assigning `None` would still hold a reference.
     fn emptying_assignment(&self, assignment: Node) -> Option<String> {
-        let right = assignment.child_by_field_name("right")?;
+        let right = assignment.field(Field::Right)?;
         if right.byte_range().len() > MAX_EMPTYING_LEN {
             return None;
         }
@@ -162,7 +163,7 @@ impl<'t> Emptying<'_, 't> {
         let empty =
             right == "{}" || default_of.is_some_and(|ty| self.k.empty_when_default.contains(ty));
         empty
-            .then(|| assignment.child_by_field_name("left"))
+            .then(|| assignment.field(Field::Left))
             .flatten()
             .and_then(|left| self.owned_named(left))
     }
@@ -194,20 +195,20 @@ impl<'t> Emptying<'_, 't> {
             .filter(|c| c.kind() == "call_expression")?;
         if statement.kind() != "expression_statement"
             || call
-                .child_by_field_name("arguments")
+                .field(Field::Arguments)
                 .is_none_or(|a| a.named_child_count() != 0)
         {
             return None;
         }
-        let function = call.child_by_field_name("function")?;
+        let function = call.field(Field::Function)?;
         let name = match function.kind() {
             "identifier" => function,
             "field_expression"
                 if function
-                    .child_by_field_name("argument")
+                    .field(Field::Argument)
                     .is_some_and(|a| a.kind() == "this") =>
             {
-                function.child_by_field_name("field")?
+                function.field(Field::Field)?
             }
             _ => return None,
         };
@@ -226,11 +227,11 @@ impl<'t> Emptying<'_, 't> {
             .filter(|m| m.kind() == "function_definition")
             .filter_map(|method| {
                 let declarator = method
-                    .child_by_field_name("declarator")
+                    .field(Field::Declarator)
                     .filter(|d| d.kind() == "function_declarator")?;
-                let parameters = declarator.child_by_field_name("parameters")?;
-                let name = declarator.child_by_field_name("declarator")?;
-                let body = method.child_by_field_name("body")?;
+                let parameters = declarator.field(Field::Parameters)?;
+                let name = declarator.field(Field::Declarator)?;
+                let body = method.field(Field::Body)?;
                 (parameters.named_child_count() == 0).then(|| (self.text(name).to_string(), body))
             })
             .collect()

@@ -2,6 +2,7 @@
 //! language-neutral model.
 
 mod emptied;
+mod fields;
 pub mod guards;
 mod prepass;
 pub mod scan;
@@ -20,6 +21,7 @@ use crate::model::{
     GilSwitch, LockKind, LockRegion, Names, PyUse, Receiver, SharedNames, Span, Unconsumed,
     last_segment, receiver_class, type_name,
 };
+use fields::{Field, FieldChild};
 
 pub use prepass::neutralise;
 
@@ -876,13 +878,13 @@ fn names_framework(text: &str, knowledge: &Knowledge) -> bool {
 fn try_branches<'t>(statement: Node<'t>) -> Vec<Node<'t>> {
     let mut cursor = statement.walk();
     statement
-        .child_by_field_name("body")
+        .field(Field::Body)
         .into_iter()
         .chain(
             statement
                 .named_children(&mut cursor)
                 .filter(|c| matches!(c.kind(), "catch_clause" | "seh_except_clause"))
-                .filter_map(|c| c.child_by_field_name("body")),
+                .filter_map(|c| c.field(Field::Body)),
         )
         .collect()
 }
@@ -985,11 +987,11 @@ impl<'a> Walker<'a> {
     fn record_type_alias(&mut self, node: Node) {
         let (name, ty) = if node.kind() == "alias_declaration" {
             let descriptor = node
-                .child_by_field_name("type")
-                .filter(|d| d.child_by_field_name("declarator").is_none());
+                .field(Field::Type)
+                .filter(|d| d.field(Field::Declarator).is_none());
             (
-                node.child_by_field_name("name"),
-                descriptor.and_then(|d| d.child_by_field_name("type")),
+                node.field(Field::Name),
+                descriptor.and_then(|d| d.field(Field::Type)),
             )
         } else {
             let mut cursor = node.walk();
@@ -1001,7 +1003,7 @@ impl<'a> Walker<'a> {
                     [only] if only.kind() == "type_identifier" => Some(only),
                     _ => None,
                 },
-                node.child_by_field_name("type"),
+                node.field(Field::Type),
             )
         };
         let (Some(name), Some(ty)) = (name, ty) else {
@@ -1090,12 +1092,12 @@ impl<'a> Walker<'a> {
         match node.kind() {
             "namespace_definition" => {
                 let names: Vec<String> = node
-                    .child_by_field_name("name")
+                    .field(Field::Name)
                     .map(|n| self.path(n).split("::").map(str::to_string).collect())
                     .unwrap_or_else(|| vec!["(anonymous)".to_string()]);
                 let depth = self.scope.len();
                 self.scope.extend(names);
-                if let Some(body) = node.child_by_field_name("body") {
+                if let Some(body) = node.field(Field::Body) {
                     self.visit_children(body);
                 }
                 self.scope.truncate(depth);
@@ -1135,10 +1137,8 @@ impl<'a> Walker<'a> {
                 }
             }
             "class_specifier" | "struct_specifier" | "union_specifier" => {
-                let (Some(name), Some(body)) = (
-                    node.child_by_field_name("name"),
-                    node.child_by_field_name("body"),
-                ) else {
+                let (Some(name), Some(body)) = (node.field(Field::Name), node.field(Field::Body))
+                else {
                     return self.visit_children(node);
                 };
                 let depth = self.scope.len();
@@ -1175,9 +1175,8 @@ impl<'a> Walker<'a> {
                     if field.kind() == "field_declaration" {
                         self.record_field(field);
                         if !is_static(field, self.src)
-                            && let Some(name) = field
-                                .child_by_field_name("declarator")
-                                .and_then(declared_name)
+                            && let Some(name) =
+                                field.field(Field::Declarator).and_then(declared_name)
                         {
                             self.instance_fields.insert(self.text(name).to_string());
                         }
@@ -1201,7 +1200,7 @@ impl<'a> Walker<'a> {
             "function_definition" => self.visit_function(node),
             "linkage_specification" => {
                 let c = node
-                    .child_by_field_name("value")
+                    .field(Field::Value)
                     .is_some_and(|v| self.text(v) == "\"C\"");
                 let outer = self.extern_c;
                 self.extern_c = outer || c;
@@ -1219,7 +1218,7 @@ impl<'a> Walker<'a> {
             }
             "lambda_expression" => {
                 let id = self.visit_lambda(node);
-                let introducer = node.child_by_field_name("captures").unwrap_or(node);
+                let introducer = node.field(Field::Captures).unwrap_or(node);
                 self.add_call(introducer, CallTarget::Direct(id));
             }
             "compound_statement" => {
@@ -1290,7 +1289,7 @@ impl<'a> Walker<'a> {
             }
             "assignment_expression" => {
                 // `flag = 0` on an atomic stores to it (see `wait_for_work`).
-                if let Some(left) = node.child_by_field_name("left")
+                if let Some(left) = node.field(Field::Left)
                     && self.type_of(left).is_some_and(|ty| {
                         self.names(&self.k.atomic_types, ty.split('<').next().unwrap_or(&ty))
                     })
@@ -1308,18 +1307,14 @@ impl<'a> Walker<'a> {
                         function.lock_regions.push(region);
                     }
                 }
-                if let (Some(left), Some(right)) = (
-                    node.child_by_field_name("left"),
-                    node.child_by_field_name("right"),
-                ) && left.kind() == "field_expression"
+                if let (Some(left), Some(right)) =
+                    (node.field(Field::Left), node.field(Field::Right))
+                    && left.kind() == "field_expression"
                 {
                     self.assign_callback_field(left, right);
                 }
                 // `handlers[id] = f`: an element of a container.
-                match (
-                    node.child_by_field_name("left"),
-                    node.child_by_field_name("right"),
-                ) {
+                match (node.field(Field::Left), node.field(Field::Right)) {
                     (Some(left), Some(right)) if left.kind() == "subscript_expression" => {
                         self.visit(left);
                         self.keep_value(right);
@@ -1346,9 +1341,8 @@ impl<'a> Walker<'a> {
             "for_range_loop" => {
                 // `for (auto &t : pool)`: `t` is each of `pool`'s threads.
                 if let (Some(element), Some(range)) = (
-                    node.child_by_field_name("declarator")
-                        .and_then(declared_name),
-                    node.child_by_field_name("right"),
+                    node.field(Field::Declarator).and_then(declared_name),
+                    node.field(Field::Right),
                 ) {
                     let element_name = self.text(element).to_string();
                     let range = self.text(range);
@@ -1363,10 +1357,10 @@ impl<'a> Walker<'a> {
             }
             // `new T(a)`, `T{a}`: `T`'s constructor runs.
             "new_expression" | "compound_literal_expression" => {
-                if let Some(ty) = node.child_by_field_name("type") {
+                if let Some(ty) = node.field(Field::Type) {
                     let arguments = node
-                        .child_by_field_name("arguments")
-                        .or_else(|| node.child_by_field_name("value"));
+                        .field(Field::Arguments)
+                        .or_else(|| node.field(Field::Value));
                     self.construct(ty, arguments);
                 }
                 self.visit_children(node);
@@ -1402,16 +1396,15 @@ impl<'a> Walker<'a> {
     }
 
     fn visit_function(&mut self, node: Node) {
-        let (Some(declarator), Some(body)) = (
-            node.child_by_field_name("declarator"),
-            node.child_by_field_name("body"),
-        ) else {
+        let (Some(declarator), Some(body)) =
+            (node.field(Field::Declarator), node.field(Field::Body))
+        else {
             return self.visit_children(node);
         };
         let Some(function_declarator) = find_kind(declarator, "function_declarator") else {
             return self.visit_children(node);
         };
-        let Some(name_node) = function_declarator.child_by_field_name("declarator") else {
+        let Some(name_node) = function_declarator.field(Field::Declarator) else {
             return;
         };
         let written = self.path(name_node);
@@ -1442,14 +1435,14 @@ impl<'a> Walker<'a> {
         // module instead so two modules stay apart.
         let qualname = if self.k.module_macros.contains(&name) {
             let module = function_declarator
-                .child_by_field_name("parameters")
+                .field(Field::Parameters)
                 .and_then(|p| p.named_child(0))
                 .map_or("", |p| self.text(p));
             format!("{}({module})", qualname.join("::"))
         } else {
             qualname.join("::")
         };
-        let parameters = function_declarator.child_by_field_name("parameters");
+        let parameters = function_declarator.field(Field::Parameters);
         let destructor = name.starts_with('~');
         // `C::C` or `C` in the class `C` (a namespace's own `ns::ns` being rare).
         let constructor = (in_class || written.contains("::")) && scope.last() == Some(&name);
@@ -1465,7 +1458,7 @@ impl<'a> Walker<'a> {
         );
         self.model.functions[id].wraps_python = in_class && self.object_fields.contains_key(&class);
         let returns_reference = declarator.kind() == "reference_declarator";
-        let return_type = node.child_by_field_name("type").map(span);
+        let return_type = node.field(Field::Type).map(span);
         self.enter(id, parameters, body, (returns_reference, return_type));
         if destructor && let Some(fields) = self.object_fields.get(&class).cloned() {
             let owned = fields
@@ -1513,13 +1506,13 @@ impl<'a> Walker<'a> {
             .filter(|&at| in_body(at) && guarded(at))
             .collect();
         let parameters: FxHashSet<&str> = definition
-            .child_by_field_name("declarator")
+            .field(Field::Declarator)
             .and_then(|d| find_kind(d, "function_declarator"))
-            .and_then(|d| d.child_by_field_name("parameters"))
+            .and_then(|d| d.field(Field::Parameters))
             .map(|p| {
                 let mut cursor = p.walk();
                 p.named_children(&mut cursor)
-                    .filter_map(|p| p.child_by_field_name("declarator").and_then(declared_name))
+                    .filter_map(|p| p.field(Field::Declarator).and_then(declared_name))
                     .map(|n| self.text(n))
                     .collect()
             })
@@ -1536,7 +1529,7 @@ impl<'a> Walker<'a> {
                 }
                 "assignment_expression" => {
                     let field = node
-                        .child_by_field_name("left")
+                        .field(Field::Left)
                         .and_then(|left| match this_field(left) {
                             Some(field) => Some(self.text(field)),
                             None => Some(self.text(left))
@@ -1754,7 +1747,7 @@ impl<'a> Walker<'a> {
         ends.extend(
             body.named_children(&mut cursor)
                 .filter(|s| s.kind() == "try_statement")
-                .filter_map(|s| s.child_by_field_name("body"))
+                .filter_map(|s| s.field(Field::Body))
                 .map(|b| b.end_byte() as u32),
         );
         let acquire = self.model.functions[id]
@@ -1932,7 +1925,7 @@ impl<'a> Walker<'a> {
             let param_types = parameters
                 .named_children(&mut cursor)
                 .map(|p| {
-                    let ty = self.declared_type(p.child_by_field_name("type")?)?;
+                    let ty = self.declared_type(p.field(Field::Type)?)?;
                     Some(type_name(&ty).into())
                 })
                 .collect();
@@ -1940,22 +1933,18 @@ impl<'a> Walker<'a> {
             let mut cursor = parameters.walk();
             for (index, parameter) in parameters.named_children(&mut cursor).enumerate() {
                 let (Some(ty), Some(name)) = (
-                    parameter.child_by_field_name("type"),
-                    parameter
-                        .child_by_field_name("declarator")
-                        .and_then(declared_name),
+                    parameter.field(Field::Type),
+                    parameter.field(Field::Declarator).and_then(declared_name),
                 ) else {
                     continue;
                 };
                 let ty_path = self.path(ty);
-                let declarator_kind = parameter
-                    .child_by_field_name("declarator")
-                    .map(|d| d.kind());
+                let declarator_kind = parameter.field(Field::Declarator).map(|d| d.kind());
                 // `std::optional<py::array_t<T>> x` holds its object by value too.
                 let held = (last_segment(&ty_path) == "optional")
                     .then(|| find_kind(ty, "template_argument_list")?.named_child(0))
                     .flatten()
-                    .map(|a| a.child_by_field_name("type").unwrap_or(a));
+                    .map(|a| a.field(Field::Type).unwrap_or(a));
                 let held_path = held.map_or_else(|| ty_path.clone(), |h| self.path(h));
                 let owning = self.names(&self.k.python_types, &held_path)
                     && !self.names(&self.k.non_owning_types, &held_path);
@@ -2022,10 +2011,10 @@ impl<'a> Walker<'a> {
         } else {
             format!("{parent_qualname}::{{lambda#{number}}}")
         };
-        let introducer = node.child_by_field_name("captures").unwrap_or(node);
+        let introducer = node.field(Field::Captures).unwrap_or(node);
         let parameters = node
-            .child_by_field_name("declarator")
-            .and_then(|d| d.child_by_field_name("parameters"));
+            .field(Field::Declarator)
+            .and_then(|d| d.field(Field::Parameters));
         let id = self.new_function(
             "{lambda}".to_string(),
             qualname,
@@ -2035,7 +2024,7 @@ impl<'a> Walker<'a> {
             parameters,
         );
         let captured = self.python_captures(node);
-        if let Some(body) = node.child_by_field_name("body") {
+        if let Some(body) = node.field(Field::Body) {
             self.enter(id, parameters, body, (false, None));
             if !captured.is_empty() {
                 self.destroyed_after_body(id, "{lambda}", captured, body);
@@ -2047,8 +2036,7 @@ impl<'a> Walker<'a> {
     /// The Python objects a lambda captures by copy (`[cb]`, with `cb` a `py::function` of the
     /// enclosing function): the lambda owns them, and they are destroyed with it.
     fn python_captures(&self, lambda: Node) -> Vec<(Span, String, String)> {
-        let (Some(captures), Some(frame)) =
-            (lambda.child_by_field_name("captures"), self.frames.last())
+        let (Some(captures), Some(frame)) = (lambda.field(Field::Captures), self.frames.last())
         else {
             return Vec::new();
         };
@@ -2176,12 +2164,12 @@ impl<'a> Walker<'a> {
         match value.map(|v| (v.kind(), v)) {
             Some(("new_expression", _)) => true,
             Some(("call_expression", call)) => call
-                .child_by_field_name("function")
+                .field(Field::Function)
                 .is_some_and(|f| self.names(&self.k.constructing_calls, &self.path(f))),
             Some(("argument_list" | "initializer_list", _)) | None => {
                 let name = match declarator.kind() {
                     "init_declarator" | "function_declarator" => {
-                        declarator.child_by_field_name("declarator")
+                        declarator.field(Field::Declarator)
                     }
                     _ => Some(declarator),
                 };
@@ -2197,7 +2185,7 @@ impl<'a> Walker<'a> {
     fn is_member_lock(&self, mutex: Node) -> bool {
         let mut root = mutex;
         while root.kind() == "field_expression"
-            && let Some(argument) = root.child_by_field_name("argument")
+            && let Some(argument) = root.field(Field::Argument)
         {
             root = argument;
         }
@@ -2331,23 +2319,23 @@ impl<'a> Walker<'a> {
     /// branch taken where this thread does not hold the GIL runs without it.
     fn branch_without_gil(&mut self, node: Node) {
         let Some(value) = node
-            .child_by_field_name("condition")
-            .and_then(|c| c.child_by_field_name("value"))
+            .field(Field::Condition)
+            .and_then(|c| c.field(Field::Value))
         else {
             return;
         };
         let negated = value.kind() == "unary_expression"
             && value
-                .child_by_field_name("operator")
+                .field(Field::Operator)
                 .is_some_and(|o| self.text(o) == "!");
         let call = if negated {
-            value.child_by_field_name("argument")
+            value.field(Field::Argument)
         } else {
             Some(value)
         };
         let Some(callee) = call
             .filter(|c| c.kind() == "call_expression")
-            .and_then(|c| c.child_by_field_name("function"))
+            .and_then(|c| c.field(Field::Function))
         else {
             return;
         };
@@ -2356,9 +2344,9 @@ impl<'a> Walker<'a> {
             return;
         }
         let branch = if negated {
-            node.child_by_field_name("consequence")
+            node.field(Field::Consequence)
         } else {
-            node.child_by_field_name("alternative")
+            node.field(Field::Alternative)
         };
         let Some(branch) = branch else {
             return;
@@ -2382,7 +2370,7 @@ impl<'a> Walker<'a> {
     /// `goto end;` where a call or a branch has released the GIL: the code from label `end` on
     /// runs without the GIL too (a forward jump only; see `land`).
     fn jump(&mut self, node: Node) {
-        let Some(label) = node.child_by_field_name("label") else {
+        let Some(label) = node.field(Field::Label) else {
             return;
         };
         let Some(frame) = self.frames.last() else {
@@ -2408,7 +2396,7 @@ impl<'a> Walker<'a> {
     /// The label of a `goto` that left a region without the GIL (see `jump`): from here to the
     /// end of the block, the GIL may be released.
     fn land(&mut self, node: Node) {
-        let Some(label) = node.child_by_field_name("label") else {
+        let Some(label) = node.field(Field::Label) else {
             return;
         };
         let name = self.text(label);
@@ -2429,17 +2417,17 @@ impl<'a> Walker<'a> {
     ///   path where this code had released it: the saved state is set exactly while it is released
     ///   (the other path never released it, or something else took it back and cleared it).
     fn switch_after_if(&mut self, node: Node, before: usize) {
-        let Some(consequence) = node.child_by_field_name("consequence") else {
+        let Some(consequence) = node.field(Field::Consequence) else {
             return;
         };
-        if let Some(alternative) = node.child_by_field_name("alternative") {
+        if let Some(alternative) = node.field(Field::Alternative) {
             let alternative = alternative
                 .named_child(0)
                 .filter(|_| alternative.kind() == "else_clause")
                 .unwrap_or(alternative);
             return self.switch_after_branches(node, &[consequence, alternative], before);
         }
-        let Some(condition) = node.child_by_field_name("condition") else {
+        let Some(condition) = node.field(Field::Condition) else {
             return;
         };
         let condition = self.text(condition).to_string();
@@ -2510,10 +2498,9 @@ impl<'a> Walker<'a> {
     }
 
     fn visit_call(&mut self, node: Node) {
-        let (Some(callee), Some(arguments)) = (
-            node.child_by_field_name("function"),
-            node.child_by_field_name("arguments"),
-        ) else {
+        let (Some(callee), Some(arguments)) =
+            (node.field(Field::Function), node.field(Field::Arguments))
+        else {
             return self.visit_children(node);
         };
         let args: Vec<Node> = {
@@ -2578,14 +2565,10 @@ impl<'a> Walker<'a> {
         if self.names(&self.k.constructing_calls, &path) {
             // `std::make_shared<T>(a)`: the type is the callee's first template argument.
             if let Some(ty) = callee
-                .child_by_field_name("arguments")
-                .or_else(|| {
-                    callee
-                        .child_by_field_name("name")?
-                        .child_by_field_name("arguments")
-                })
+                .field(Field::Arguments)
+                .or_else(|| callee.field(Field::Name)?.field(Field::Arguments))
                 .and_then(|a| a.named_child(0))
-                .and_then(|d| d.child_by_field_name("type"))
+                .and_then(|d| d.field(Field::Type))
             {
                 self.construct(ty, Some(arguments));
             }
@@ -2661,7 +2644,7 @@ impl<'a> Walker<'a> {
                 self.keep_param(param, Some((call as u32, index as u32)));
             }
             let id = self.visit_lambda(arg);
-            let introducer = arg.child_by_field_name("captures").unwrap_or(arg);
+            let introducer = arg.field(Field::Captures).unwrap_or(arg);
             let site = CallSite {
                 span: span(introducer),
                 target: CallTarget::Direct(id),
@@ -2733,14 +2716,14 @@ impl<'a> Walker<'a> {
             self.keep_param(param, None);
         }
         let id = self.visit_lambda(value);
-        let introducer = value.child_by_field_name("captures").unwrap_or(value);
+        let introducer = value.field(Field::Captures).unwrap_or(value);
         self.mark_kept(introducer, id);
     }
 
     /// The parameters of the function being walked that `lambda` captures by name (`[f]`,
     /// `[g = std::move(f)]`).
     fn captured_params(&self, lambda: Node) -> Vec<u32> {
-        let Some(captures) = lambda.child_by_field_name("captures") else {
+        let Some(captures) = lambda.field(Field::Captures) else {
             return Vec::new();
         };
         let mut cursor = captures.walk();
@@ -2748,7 +2731,7 @@ impl<'a> Walker<'a> {
             .named_children(&mut cursor)
             .filter_map(|c| match c.kind() {
                 "identifier" => Some(c),
-                "lambda_capture_initializer" => c.child_by_field_name("right"),
+                "lambda_capture_initializer" => c.field(Field::Right),
                 _ => None,
             })
             .filter_map(|c| self.param_value(c))
@@ -2767,9 +2750,7 @@ impl<'a> Walker<'a> {
             Some(v) if matches!(v.kind(), "argument_list" | "initializer_list") => single(v),
             Some(v) => Some(v),
             // `T task(std::move(f))`, which the grammar may read as a function declaration.
-            None => declarator
-                .child_by_field_name("parameters")
-                .and_then(single),
+            None => declarator.field(Field::Parameters).and_then(single),
         };
         if let Some(param) = made_from.and_then(|v| self.param_value(v))
             && let Some(frame) = self.frame()
@@ -2785,9 +2766,7 @@ impl<'a> Walker<'a> {
         };
         let region = LockRegion {
             member: false,
-            span: node
-                .child_by_field_name("function")
-                .map_or(span(node), span),
+            span: node.field(Field::Function).map_or(span(node), span),
             kind: LockKind::Once,
             waits: true,
             lock: self.path(*flag),
@@ -2841,15 +2820,15 @@ impl<'a> Walker<'a> {
     }
 
     fn visit_member_call(&mut self, node: Node, callee: Node, args: &[Node]) {
-        let Some(field) = callee.child_by_field_name("field") else {
+        let Some(field) = callee.field(Field::Field) else {
             return self.visit_children(node);
         };
         let method = self.path(field);
-        let receiver = callee.child_by_field_name("argument");
+        let receiver = callee.field(Field::Argument);
         // `this->f(..)` calls the field `f` itself, as `f(..)` does, when `f` holds a callable
         // value rather than naming a method.
         if receiver.is_some_and(|r| r.kind() == "this")
-            && let Some(arguments) = node.child_by_field_name("arguments")
+            && let Some(arguments) = node.field(Field::Arguments)
         {
             let shown = self.text(callee).to_string();
             if self.call_acquiring_callable(node, callee, &shown) {
@@ -2866,7 +2845,7 @@ impl<'a> Walker<'a> {
             return;
         }
         let arrow = callee
-            .child_by_field_name("operator")
+            .field(Field::Operator)
             .is_some_and(|o| self.text(o) == "->");
         if self.k.member_calls.contains(&method)
             && self.may_be_framework_object(receiver, arrow, &method)
@@ -2929,7 +2908,7 @@ impl<'a> Walker<'a> {
                     self.frame().is_some_and(|f| f.unpublished.remove(&name))
                 });
             let note = unpublished.then_some(CallNote::Unpublished);
-            let arguments = node.child_by_field_name("arguments");
+            let arguments = node.field(Field::Arguments);
             self.add_noted_call(field, target, arguments, note);
             self.visit(callee);
             if let Some(arguments) = arguments {
@@ -2995,10 +2974,8 @@ impl<'a> Walker<'a> {
     /// `managed->deleter = f` on a field that the knowledge's `callback_fields` names: the
     /// library's consumer calls `f` later, on any thread, without the GIL.
     fn assign_callback_field(&mut self, left: Node, right: Node) {
-        let (Some(object), Some(field)) = (
-            left.child_by_field_name("argument"),
-            left.child_by_field_name("field"),
-        ) else {
+        let (Some(object), Some(field)) = (left.field(Field::Argument), left.field(Field::Field))
+        else {
             return;
         };
         let Some(ty) = self.type_of(object) else {
@@ -3094,13 +3071,10 @@ impl<'a> Walker<'a> {
         let node = match node.kind() {
             "call_expression"
                 if node
-                    .child_by_field_name("function")
+                    .field(Field::Function)
                     .is_some_and(|f| FORWARDS.contains(&self.path(f).as_str())) =>
             {
-                match node
-                    .child_by_field_name("arguments")
-                    .and_then(|a| a.named_child(0))
-                {
+                match node.field(Field::Arguments).and_then(|a| a.named_child(0)) {
                     Some(argument) => argument,
                     None => return false,
                 }
@@ -3158,10 +3132,10 @@ impl<'a> Walker<'a> {
                 .map(|c| (name.clone(), *c))
                 .collect()
         } else if first.kind() == "call_expression" {
-            let function = first.child_by_field_name("function");
+            let function = first.field(Field::Function);
             let callee = function.map(|f| self.path(f)).unwrap_or_default();
             match first
-                .child_by_field_name("arguments")
+                .field(Field::Arguments)
                 .filter(|_| self.k.pickle_wrappers.contains(last_segment(&callee)))
             {
                 Some(arguments) => {
@@ -3222,7 +3196,7 @@ impl<'a> Walker<'a> {
         let mut cursor = declaration.walk();
         let tables: Vec<Node> = declaration
             .children_by_field_name("declarator", &mut cursor)
-            .filter_map(|d| d.child_by_field_name("value"))
+            .filter_map(|d| d.field(Field::Value))
             .filter(|v| v.kind() == "initializer_list")
             .collect();
         for table in tables {
@@ -3287,15 +3261,14 @@ impl<'a> Walker<'a> {
             match node.kind() {
                 "lambda_expression" => return Some(CallTarget::Direct(self.visit_lambda(node))),
                 "pointer_expression" | "parenthesized_expression" | "cast_expression" => {
-                    node = node.child_by_field_name("argument").or_else(|| {
-                        node.child_by_field_name("value")
-                            .or_else(|| node.named_child(0))
-                    })?;
+                    node = node
+                        .field(Field::Argument)
+                        .or_else(|| node.field(Field::Value).or_else(|| node.named_child(0)))?;
                 }
                 "call_expression" => {
-                    let callee = self.path(node.child_by_field_name("function")?);
+                    let callee = self.path(node.field(Field::Function)?);
                     let last = callee.rsplit("::").next().unwrap_or("");
-                    let arguments = node.child_by_field_name("arguments")?;
+                    let arguments = node.field(Field::Arguments)?;
                     if arguments.named_child_count() == 0
                         && self.k.constructor_wrappers.contains(last)
                     {
@@ -3341,9 +3314,9 @@ impl<'a> Walker<'a> {
             if receiver.kind() != "call_expression" {
                 return None;
             }
-            let callee = receiver.child_by_field_name("function")?;
+            let callee = receiver.field(Field::Function)?;
             if callee.kind() == "field_expression" {
-                receiver = callee.child_by_field_name("argument")?;
+                receiver = callee.field(Field::Argument)?;
                 continue;
             }
             let path = self.path(callee);
@@ -3353,9 +3326,7 @@ impl<'a> Walker<'a> {
 
     /// The Python class name of `py::class_<T>(m, "Name")...`.
     fn class_name(&self, receiver: Node) -> Option<String> {
-        let args = self
-            .class_call(receiver)?
-            .child_by_field_name("arguments")?;
+        let args = self.class_call(receiver)?.field(Field::Arguments)?;
         let mut cursor = args.walk();
         let name = args
             .named_children(&mut cursor)
@@ -3367,7 +3338,7 @@ impl<'a> Walker<'a> {
     /// as a `py::class_<T>` binds.
     fn bound_class(&self, receiver: Node) -> Option<String> {
         let written = match self.class_call(receiver) {
-            Some(call) => self.text(call.child_by_field_name("function")?).to_string(),
+            Some(call) => self.text(call.field(Field::Function)?).to_string(),
             None => self
                 .type_of(receiver)
                 .filter(|ty| ty.split('<').next().is_some_and(|c| c.ends_with("class_")))?,
@@ -3381,11 +3352,11 @@ impl<'a> Walker<'a> {
         let Some(name) = declared_name(declarator).map(|n| self.text(n).to_string()) else {
             return false;
         };
-        let value = declarator.child_by_field_name("value");
+        let value = declarator.field(Field::Value);
         let arguments = if self.names(&self.k.spawn_types, ty_path) {
             match declarator.kind() {
                 // `std::thread t(worker)` reads as a function declaration.
-                "function_declarator" => declarator.child_by_field_name("parameters"),
+                "function_declarator" => declarator.field(Field::Parameters),
                 _ => value,
             }
         } else {
@@ -3403,9 +3374,9 @@ impl<'a> Walker<'a> {
         if call.kind() != "call_expression" {
             return None;
         }
-        let path = self.path(call.child_by_field_name("function")?);
+        let path = self.path(call.field(Field::Function)?);
         (self.names(&self.k.spawn_calls, &path) || self.names(&self.k.spawn_types, &path))
-            .then(|| call.child_by_field_name("arguments"))
+            .then(|| call.field(Field::Arguments))
             .flatten()
     }
 
@@ -3456,7 +3427,7 @@ impl<'a> Walker<'a> {
             a.kind() == "lambda_expression"
                 || (a.kind() != "qualified_identifier" || !self.text(*a).contains("launch"))
                     && function_reference(if a.kind() == "parameter_declaration" {
-                        a.child_by_field_name("type").unwrap_or(*a)
+                        a.field(Field::Type).unwrap_or(*a)
                     } else {
                         *a
                     })
@@ -3476,12 +3447,12 @@ impl<'a> Walker<'a> {
         let (label, target) = if callable.kind() == "lambda_expression" {
             let id = self.visit_lambda(callable);
             (
-                callable.child_by_field_name("captures").unwrap_or(callable),
+                callable.field(Field::Captures).unwrap_or(callable),
                 CallTarget::Direct(id),
             )
         } else {
             let reference = if callable.kind() == "parameter_declaration" {
-                callable.child_by_field_name("type").unwrap_or(callable)
+                callable.field(Field::Type).unwrap_or(callable)
             } else {
                 callable
             };
@@ -3527,13 +3498,13 @@ impl<'a> Walker<'a> {
         let id = self.visit_lambda(lambda);
         let at = call.start_byte() as u32;
         let site = CallSite {
-            span: span(lambda.child_by_field_name("captures").unwrap_or(lambda)),
+            span: span(lambda.field(Field::Captures).unwrap_or(lambda)),
             target: CallTarget::Direct(id),
             args: 0,
         };
         let wait = LockRegion {
             member: false,
-            span: span(call.child_by_field_name("function").unwrap_or(call)),
+            span: span(call.field(Field::Function).unwrap_or(call)),
             kind: LockKind::Thread,
             lock: thread.clone(),
             scope: at..at,
@@ -3556,7 +3527,7 @@ impl<'a> Walker<'a> {
         let frame = self.frames.last()?;
         // `t.join()`, or `pool[i].join()` for a container of threads.
         let variable = match receiver.kind() {
-            "subscript_expression" => receiver.child_by_field_name("argument")?,
+            "subscript_expression" => receiver.field(Field::Argument)?,
             _ => receiver,
         };
         if self.k.join_methods.contains(method)
@@ -3619,8 +3590,8 @@ impl<'a> Walker<'a> {
     /// non-type argument, as an initialiser.
     fn lock_guard(&mut self, declaration: Node, declarator: Node) {
         let arguments = match declarator.kind() {
-            "function_declarator" => declarator.child_by_field_name("parameters"),
-            "init_declarator" => declarator.child_by_field_name("value"),
+            "function_declarator" => declarator.field(Field::Parameters),
+            "init_declarator" => declarator.field(Field::Value),
             _ => None,
         };
         let Some(mutex) = arguments.and_then(|a| a.named_child(0)) else {
@@ -3889,15 +3860,13 @@ impl<'a> Walker<'a> {
 
     /// A class field's type, for calls on it and for calling it when it is a Python callable.
     fn record_field(&mut self, field: Node) {
-        let declarator = field.child_by_field_name("declarator");
+        let declarator = field.field(Field::Declarator);
         // `py::object name() const;` (or `&name()`) declares a method, not a field of that type.
         if declarator.is_some_and(|d| find_kind(d, "function_declarator").is_some()) {
             return;
         }
-        let (Some(ty), Some(name)) = (
-            field.child_by_field_name("type"),
-            declarator.and_then(declared_name),
-        ) else {
+        let (Some(ty), Some(name)) = (field.field(Field::Type), declarator.and_then(declared_name))
+        else {
             return;
         };
         let name = self.text(name).to_string();
@@ -3952,7 +3921,7 @@ impl<'a> Walker<'a> {
     /// The declared return type of a function declaration or definition named `written`.
     fn record_return(&mut self, declaration: Node, written: &str) {
         if let Some(ty) = declaration
-            .child_by_field_name("type")
+            .field(Field::Type)
             .and_then(|ty| self.declared_type(ty))
         {
             self.returns.insert(written.to_string(), ty);
@@ -3961,11 +3930,11 @@ impl<'a> Walker<'a> {
 
     /// What a call to a function declared in sight returns (`GetEngine()`).
     fn returned_type(&self, call: Node) -> Option<String> {
-        let callee = call.child_by_field_name("function")?;
+        let callee = call.field(Field::Function)?;
         // `reinterpret_borrow<py::function>(h)`: its template argument.
         if self.names(&self.k.typed_calls, &self.path(callee)) {
             let argument = find_kind(callee, "template_argument_list")?.named_child(0)?;
-            return self.declared_type(argument.child_by_field_name("type").unwrap_or(argument));
+            return self.declared_type(argument.field(Field::Type).unwrap_or(argument));
         }
         if !matches!(callee.kind(), "identifier" | "qualified_identifier") {
             return None;
@@ -3976,14 +3945,13 @@ impl<'a> Walker<'a> {
     /// `for (auto &x : v)` and `for (T &x : v)`: `x` has the element type of `v`, or `T`.
     fn type_range_variable(&mut self, node: Node) {
         let (Some(ty), Some(name)) = (
-            node.child_by_field_name("type"),
-            node.child_by_field_name("declarator")
-                .and_then(declared_name),
+            node.field(Field::Type),
+            node.field(Field::Declarator).and_then(declared_name),
         ) else {
             return;
         };
         let declared = self.declared_type(ty).or_else(|| {
-            let container = self.type_of(node.child_by_field_name("right")?)?;
+            let container = self.type_of(node.field(Field::Right)?)?;
             element_type(&container).map(str::to_string)
         });
         let name = self.text(name).to_string();
@@ -4013,8 +3981,8 @@ impl<'a> Walker<'a> {
         };
         // What the framework's own method returns (`obj.attr("x").cast<T>()`) is its object.
         if receiver.kind() == "call_expression"
-            && let Some(inner) = receiver.child_by_field_name("function")
-            && let Some(field) = inner.child_by_field_name("field")
+            && let Some(inner) = receiver.field(Field::Function)
+            && let Some(field) = inner.field(Field::Field)
             && framework_own(&self.path(field))
         {
             return true;
@@ -4072,20 +4040,20 @@ impl<'a> Walker<'a> {
             "call_expression" => return self.returned_type(receiver),
             "identifier" => self.text(receiver),
             "field_expression" => self.text(this_field(receiver)?),
-            "pointer_expression" => return self.type_of(receiver.child_by_field_name("argument")?),
+            "pointer_expression" => return self.type_of(receiver.field(Field::Argument)?),
             "parenthesized_expression" => return self.type_of(receiver.named_child(0)?),
             // `(uv - offset).cast<int>()`: arithmetic keeps its left operand's type, as for
             // vectors, matrices and Python objects alike.
             "binary_expression"
                 if receiver
-                    .child_by_field_name("operator")
+                    .field(Field::Operator)
                     .is_some_and(|o| matches!(self.text(o), "+" | "-" | "*" | "/")) =>
             {
-                return self.type_of(receiver.child_by_field_name("left")?);
+                return self.type_of(receiver.field(Field::Left)?);
             }
             // `v[i]` of a sequence container: its element type.
             "subscript_expression" => {
-                let container = self.type_of(receiver.child_by_field_name("argument")?)?;
+                let container = self.type_of(receiver.field(Field::Argument)?)?;
                 return element_type(&container).map(str::to_string);
             }
             _ => return None,
@@ -4106,24 +4074,24 @@ impl<'a> Walker<'a> {
     fn argument_type(&self, argument: Node) -> Option<String> {
         match argument.kind() {
             // `T x(a, b)` read as a function declaration: each argument is a parameter's type.
-            "parameter_declaration" if argument.child_by_field_name("declarator").is_none() => {
-                self.variable_type(self.text(argument.child_by_field_name("type")?))
+            "parameter_declaration" if argument.field(Field::Declarator).is_none() => {
+                self.variable_type(self.text(argument.field(Field::Type)?))
             }
             _ => self.type_of(argument),
         }
     }
 
     fn visit_declaration(&mut self, node: Node) {
-        let Some(written) = node.child_by_field_name("type") else {
+        let Some(written) = node.field(Field::Type) else {
             return self.visit_children(node);
         };
         // C names a struct's type `struct T` (`static struct PyMethodDef methods[]`): the type
         // is `T`. A specifier with a body defines the type, and is visited as such below.
         let ty = match written.kind() {
             "struct_specifier" | "class_specifier" | "union_specifier"
-                if written.child_by_field_name("body").is_none() =>
+                if written.field(Field::Body).is_none() =>
             {
-                written.child_by_field_name("name").unwrap_or(written)
+                written.field(Field::Name).unwrap_or(written)
             }
             _ => written,
         };
@@ -4153,13 +4121,13 @@ impl<'a> Walker<'a> {
                 continue;
             }
             let value = match declarator.kind() {
-                "init_declarator" => declarator.child_by_field_name("value"),
+                "init_declarator" => declarator.field(Field::Value),
                 _ => None,
             };
             let name = declared_name(declarator).map(|n| self.text(n).to_string());
             if declarator.kind() != "init_declarator"
                 && let Some(function) = find_kind(declarator, "function_declarator")
-                && let Some(function_name) = function.child_by_field_name("declarator")
+                && let Some(function_name) = function.field(Field::Declarator)
             {
                 let written = self.path(function_name);
                 self.record_return(node, &written);
@@ -4218,7 +4186,7 @@ impl<'a> Walker<'a> {
                     // `T x(a)` (which the grammar may read as a function declaration) or
                     // `T x{a}`; `T x;` runs the default constructor.
                     let arguments = match declarator.kind() {
-                        "function_declarator" => declarator.child_by_field_name("parameters"),
+                        "function_declarator" => declarator.field(Field::Parameters),
                         _ => value
                             .filter(|v| matches!(v.kind(), "argument_list" | "initializer_list")),
                     };
@@ -4313,7 +4281,7 @@ fn is_scalar_type(written: &str) -> bool {
 /// `if (py::object *p = get_if<py::object>(&v))`): no object of the type is made.
 fn declares_pointer_or_reference(declarator: Node) -> bool {
     let declared = match declarator.kind() {
-        "init_declarator" => declarator.child_by_field_name("declarator"),
+        "init_declarator" => declarator.field(Field::Declarator),
         _ => Some(declarator),
     };
     declared.is_some_and(|d| matches!(d.kind(), "pointer_declarator" | "reference_declarator"))
@@ -4322,9 +4290,10 @@ fn declares_pointer_or_reference(declarator: Node) -> bool {
 /// Whether identifier `node` is the object of a field read or write (`x->f`, `x.f = v`), not of
 /// a method call, a longer member chain, or an address taken (`&x->m`).
 fn only_field_access(node: Node) -> bool {
-    let Some(access) = node.parent().filter(|p| {
-        p.kind() == "field_expression" && p.child_by_field_name("argument") == Some(node)
-    }) else {
+    let Some(access) = node
+        .parent()
+        .filter(|p| p.kind() == "field_expression" && p.field(Field::Argument) == Some(node))
+    else {
         return false;
     };
     access.parent().is_none_or(|outer| {
@@ -4362,7 +4331,7 @@ fn in_loop_condition(node: Node) -> bool {
         match parent.kind() {
             "while_statement" | "do_statement" | "for_statement" => {
                 return parent
-                    .child_by_field_name("condition")
+                    .field(Field::Condition)
                     .is_some_and(|c| c.byte_range().contains(&node.start_byte()));
             }
             "compound_statement" | "function_definition" | "lambda_expression" => return false,
@@ -4382,9 +4351,9 @@ fn is_macro_name(name: &str) -> bool {
 
 /// The field `f` of `this->f`.
 fn this_field(node: Node) -> Option<Node> {
-    node.child_by_field_name("argument")
+    node.field(Field::Argument)
         .filter(|a| node.kind() == "field_expression" && a.kind() == "this")?;
-    node.child_by_field_name("field")
+    node.field(Field::Field)
 }
 
 /// The first node of `kind` at or below `node`, looking through declarator wrappers.
@@ -4402,7 +4371,7 @@ fn declared_name(node: Node) -> Option<Node> {
     match node.kind() {
         "identifier" | "field_identifier" => Some(node),
         _ => node
-            .child_by_field_name("declarator")
+            .field(Field::Declarator)
             .or_else(|| node.named_child(0))
             .and_then(declared_name),
     }
@@ -4412,9 +4381,7 @@ fn declared_name(node: Node) -> Option<Node> {
 fn function_reference(node: Node) -> Option<Node> {
     match node.kind() {
         "identifier" | "qualified_identifier" => Some(node),
-        "pointer_expression" => node
-            .child_by_field_name("argument")
-            .and_then(function_reference),
+        "pointer_expression" => node.field(Field::Argument).and_then(function_reference),
         _ => None,
     }
 }
