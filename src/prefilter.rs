@@ -97,7 +97,7 @@ struct Index {
     /// Class name -> each file that may define it, with the bases written there.
     heads: HashMap<String, Vec<(usize, Vec<String>)>>,
     /// Per file: the names that may qualify its definitions.
-    scopes: Vec<HashSet<String>>,
+    scopes: Vec<NameHashes>,
     /// Per Rust file: the module path the front-end gives it.
     modules: Vec<Option<Vec<String>>>,
     /// Module path (`a::b`) -> the Rust files the front-end gives it.
@@ -116,7 +116,7 @@ impl Index {
         };
         for (i, scan) in scans.into_iter().enumerate() {
             let Some(scan) = scan else {
-                index.scopes.push(HashSet::default());
+                index.scopes.push(NameHashes::default());
                 index.modules.push(None);
                 continue;
             };
@@ -144,7 +144,7 @@ impl Index {
                         .push((i, bases.clone()));
                 }
             }
-            index.scopes.push(scan.scopes);
+            index.scopes.push(NameHashes::new(&scan.scopes));
         }
         index
     }
@@ -232,6 +232,30 @@ impl Index {
     }
 }
 
+/// A set of names held as their sorted hashes: tens of thousands of names over a program's files,
+/// for 8 bytes each. Two names of one hash are one name here, which only makes the pre-filter keep
+/// a file it could have skipped.
+#[derive(Default)]
+struct NameHashes(Box<[u64]>);
+
+impl NameHashes {
+    fn new(names: &HashSet<String>) -> Self {
+        let mut hashes: Vec<u64> = names.iter().map(|name| name_hash(name)).collect();
+        hashes.sort_unstable();
+        hashes.dedup();
+        NameHashes(hashes.into())
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.0.binary_search(&name_hash(name)).is_ok()
+    }
+}
+
+fn name_hash(name: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(name)
+}
+
 /// `start` and every name reachable from it through `edges`.
 fn closure<'s, I: Iterator<Item = &'s String>>(
     start: &str,
@@ -262,11 +286,6 @@ fn function_at<T: AsRef<FileModel>>(models: &Models<T>, (file, id): (usize, FnId
     }
 }
 
-fn qualname_hash(qualname: &str) -> u64 {
-    use std::hash::BuildHasher;
-    rustc_hash::FxBuildHasher.hash_one(qualname)
-}
-
 /// What the files parsed so far define, indexed as the call graph indexes the program.
 #[derive(Default)]
 struct Parsed {
@@ -291,7 +310,7 @@ impl Parsed {
                 continue;
             }
             self.by_qualname
-                .entry(qualname_hash(&f.qualname))
+                .entry(name_hash(&f.qualname))
                 .or_default()
                 .push((file, id));
             // Under the key of its qualified name's last segment too, where they differ.
@@ -468,7 +487,7 @@ impl<T: AsRef<FileModel>> Lookup for Partial<'_, T> {
         self.note(self.index.qualname_definers(qualname));
         self.parsed
             .by_qualname
-            .get(&qualname_hash(qualname))
+            .get(&name_hash(qualname))
             .into_iter()
             .flatten()
             .copied()
