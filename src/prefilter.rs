@@ -89,9 +89,17 @@ impl Scanner {
     }
 }
 
+/// The files that may define a function of one name, in order.
+#[derive(Default)]
+struct Definers {
+    files: Vec<usize>,
+    /// Those of them that are C/C++ files (no module path), whose names qualify a definition.
+    unscoped: Vec<usize>,
+}
+
 /// The scans of every file, indexed by name: which files may define what.
 struct Index {
-    functions: HashMap<String, Vec<usize>>,
+    functions: HashMap<String, Definers>,
     /// Base name -> names of the classes written with it as a base, over every file.
     subclasses: HashMap<String, Vec<String>>,
     /// Class name -> each file that may define it, with the bases written there.
@@ -124,9 +132,12 @@ impl Index {
                 let path = module.join("::");
                 index.files_of_module.entry(path).or_default().push(i);
             }
-            index.modules.push(scan.module);
             for name in scan.functions {
-                index.functions.entry(name).or_default().push(i);
+                let definers = index.functions.entry(name).or_default();
+                definers.files.push(i);
+                if scan.module.is_none() {
+                    definers.unscoped.push(i);
+                }
             }
             for (names, bases) in scan.classes {
                 for base in &bases {
@@ -145,6 +156,7 @@ impl Index {
                 }
             }
             index.scopes.push(NameHashes::new(&scan.scopes));
+            index.modules.push(scan.module);
         }
         index
     }
@@ -187,12 +199,21 @@ impl Index {
     fn qualname_definers(&self, qualname: &str) -> Vec<usize> {
         let name = last_segment(qualname);
         let owner = owner_of(qualname);
-        let definers = self.function_definers(name);
-        let defines = |j: &usize| definers.binary_search(j).is_ok();
+        let Some(definers) = self.functions.get(key(name)) else {
+            return Vec::new();
+        };
+        let defines = |j: &usize| definers.files.binary_search(j).is_ok();
+        // A C/C++ file's names are looked up by hash: hashed once here, not once per file.
+        let qualifiers: Vec<u64> = owner
+            .split("::")
+            .filter(|s| !s.is_empty())
+            .map(|s| name_hash(key(s)))
+            .collect();
         let mut files: Vec<usize> = definers
+            .unscoped
             .iter()
             .copied()
-            .filter(|&j| self.modules[j].is_none() && self.may_qualify(j, owner))
+            .filter(|&j| qualifiers.iter().all(|&q| self.scopes[j].contains_hash(q)))
             .collect();
         let mut module = String::new();
         for segment in owner.split("::") {
@@ -210,7 +231,9 @@ impl Index {
     }
 
     fn function_definers(&self, name: &str) -> &[usize] {
-        self.functions.get(key(name)).map_or(&[], Vec::as_slice)
+        self.functions
+            .get(key(name))
+            .map_or(&[], |definers| definers.files.as_slice())
     }
 
     /// The files that may define class `name` with a base clause.
@@ -247,7 +270,11 @@ impl NameHashes {
     }
 
     fn contains(&self, name: &str) -> bool {
-        self.0.binary_search(&name_hash(name)).is_ok()
+        self.contains_hash(name_hash(name))
+    }
+
+    fn contains_hash(&self, hash: u64) -> bool {
+        self.0.binary_search(&hash).is_ok()
     }
 }
 
