@@ -481,12 +481,13 @@ impl<T: AsRef<FileModel>> Partial<'_, T> {
     /// Notes the files that may define a function named `name` in one of `classes`.
     fn note_definers_in(&self, name: &str, classes: &HashSet<String>) {
         let index = self.index;
+        let classes: Vec<u64> = classes.iter().map(|c| name_hash(c)).collect();
         self.note(
             index
                 .function_definers(name)
                 .iter()
                 .copied()
-                .filter(|&j| classes.iter().any(|c| index.scopes[j].contains(c))),
+                .filter(|&j| classes.iter().any(|&c| index.scopes[j].contains_hash(c))),
         );
     }
 }
@@ -551,8 +552,9 @@ impl<T: AsRef<FileModel>> Lookup for Partial<'_, T> {
         if qualifiers.is_empty() {
             self.note_whole_program(definers);
         } else {
+            let qualifiers: Vec<u64> = qualifiers.iter().map(|q| name_hash(key(q))).collect();
             self.note(
-                definers.filter(|&j| qualifiers.iter().all(|q| index.scopes[j].contains(key(q)))),
+                definers.filter(|&j| qualifiers.iter().all(|&q| index.scopes[j].contains_hash(q))),
             );
         }
         Some(found)
