@@ -231,8 +231,15 @@ const EXIT_USAGE: u8 = 2;
 /// More threads than this cannot help (each has its own large stack for deep syntax).
 const MAX_THREADS: i64 = 256;
 
+/// mimalloc's `mi_option_purge_delay` (`mimalloc.h`, version 2), which the bindings do not name.
+const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
 fn main() -> ExitCode {
     tree_sitter_uses_mimalloc();
+    // Pages freed are given back to the system at once rather than after 10 ms: a syntax tree
+    // is made and freed per file, and the pages a thread keeps meanwhile were 5 % of the peak.
+    // SAFETY: options may be set at any time; this runs before any other thread starts.
+    unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, 0) };
     let cli = Cli::parse();
     if let Some(id) = cli.explain {
         return match known_rule(&id) {
