@@ -237,7 +237,8 @@ const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 fn main() -> ExitCode {
     tree_sitter_uses_mimalloc();
     // Pages freed are given back to the system at once rather than after 10 ms: a syntax tree
-    // is made and freed per file, and the pages a thread keeps meanwhile were 5 % of the peak.
+    // is made and freed per file, and the pages the threads kept meanwhile were about 8 MiB of
+    // a cold run's peak on the benchmark corpus (docs/performance.md), for more system time.
     // SAFETY: options may be set at any time; this runs before any other thread starts.
     unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, 0) };
     let cli = Cli::parse();
