@@ -203,17 +203,12 @@ impl Index {
             return Vec::new();
         };
         let defines = |j: &usize| definers.files.binary_search(j).is_ok();
-        // A C/C++ file's names are looked up by hash: hashed once here, not once per file.
-        let qualifiers: Vec<u64> = owner
-            .split("::")
-            .filter(|s| !s.is_empty())
-            .map(|s| name_hash(key(s)))
-            .collect();
+        let qualifiers = qualifier_hashes(owner.split("::"));
         let mut files: Vec<usize> = definers
             .unscoped
             .iter()
             .copied()
-            .filter(|&j| qualifiers.iter().all(|&q| self.scopes[j].contains_hash(q)))
+            .filter(|&j| self.scopes[j].contains_all(&qualifiers))
             .collect();
         let mut module = String::new();
         for segment in owner.split("::") {
@@ -276,6 +271,20 @@ impl NameHashes {
     fn contains_hash(&self, hash: u64) -> bool {
         self.0.binary_search(&hash).is_ok()
     }
+
+    /// Whether every one of `hashes` (see [`qualifier_hashes`]) is in the set.
+    fn contains_all(&self, hashes: &[u64]) -> bool {
+        hashes.iter().all(|&hash| self.contains_hash(hash))
+    }
+}
+
+/// The hashes of the keys of a qualified name's qualifiers, computed once per lookup rather than
+/// once per file that may define the name.
+fn qualifier_hashes<'s>(qualifiers: impl Iterator<Item = &'s str>) -> Vec<u64> {
+    qualifiers
+        .filter(|q| !q.is_empty())
+        .map(|q| name_hash(key(q)))
+        .collect()
 }
 
 fn name_hash(name: &str) -> u64 {
@@ -552,10 +561,8 @@ impl<T: AsRef<FileModel>> Lookup for Partial<'_, T> {
         if qualifiers.is_empty() {
             self.note_whole_program(definers);
         } else {
-            let qualifiers: Vec<u64> = qualifiers.iter().map(|q| name_hash(key(q))).collect();
-            self.note(
-                definers.filter(|&j| qualifiers.iter().all(|&q| index.scopes[j].contains_hash(q))),
-            );
+            let qualifiers = qualifier_hashes(qualifiers.iter().copied());
+            self.note(definers.filter(|&j| index.scopes[j].contains_all(&qualifiers)));
         }
         Some(found)
     }
