@@ -411,7 +411,11 @@ pub fn analyse_files_opts(
             let mut made: Vec<_> = files.iter().map(|_| None).collect();
             let mut same = false;
             if let Some(chosen) = chosen {
-                let results: Vec<_> = chosen.par_iter().map(|&(i, _)| model(i)).collect();
+                let results: Vec<_> = chosen
+                    .par_iter()
+                    .with_max_len(1)
+                    .map(|&(i, _)| model(i))
+                    .collect();
                 same = results
                     .iter()
                     .zip(&chosen)
@@ -446,6 +450,7 @@ pub fn analyse_files_opts(
         }
         None => (0..files.len())
             .into_par_iter()
+            .with_max_len(1)
             .map(|i| Some(model(i)))
             .collect(),
     };
@@ -666,11 +671,16 @@ fn with_entries<'a>(
         &'a mut bool,
     ),
 > {
-    files.par_iter().zip(texts).zip(entries).zip(changed).map(
-        |((((path, language), text), facts), changed)| {
+    // A file a task, as the pre-filter models them (see `prefilter::model_relevant`).
+    files
+        .par_iter()
+        .zip(texts)
+        .zip(entries)
+        .zip(changed)
+        .with_max_len(1)
+        .map(|((((path, language), text), facts), changed)| {
             (path, *language, text.as_ref().ok(), facts, changed)
-        },
-    )
+        })
 }
 
 /// The fact in `slot` if it was made under the learnt knowledge `learnt`; else `make`'s, kept in

@@ -697,9 +697,10 @@ impl Functions {
             .flat_map_iter(|functions| functions.iter())
     }
 
-    /// Each file's functions, in id order.
+    /// Each file's functions, in id order, a file a task (a file's work varies too much for
+    /// rayon's runs of files cut up front to end together).
     pub fn par_by_file(&self) -> impl IndexedParallelIterator<Item = &Vec<Function>> {
-        self.by_file.par_iter()
+        self.by_file.par_iter().with_max_len(1)
     }
 
     fn iter_mut(&mut self) -> impl Iterator<Item = &mut Function> {

@@ -787,10 +787,11 @@ impl Reach {
             if calls.is_empty() {
                 return;
             }
-            // Each call is resolved over the same parsed files, so in any order: in parallel,
-            // applied in the order given.
+            // Each call is resolved over the same parsed files, so in any order: in parallel (a
+            // call a task, as files are modelled), applied in the order given.
             let resolved: Vec<(Caller, Vec<At>, Notes)> = std::mem::take(&mut calls)
                 .into_par_iter()
+                .with_max_len(1)
                 .map(|caller| {
                     let (file, scope, target, args) = caller.call(models, files);
                     if let CallTarget::Direct(id) = target {
@@ -847,8 +848,14 @@ where
     let mut reach = Reach::default();
     let scanned = Mutex::default();
     loop {
-        let modelled: Vec<(usize, Result<T, String>)> =
-            frontier.par_iter().map(|&i| (i, model(i))).collect();
+        // A file a task: rayon otherwise cuts the frontier into a few runs of files up front, and
+        // a thread done with its runs waits while another models the rest of its own (in some
+        // runs a quarter of a round's time on two threads).
+        let modelled: Vec<(usize, Result<T, String>)> = frontier
+            .par_iter()
+            .with_max_len(1)
+            .map(|&i| (i, model(i)))
+            .collect();
         let mut calls = std::mem::take(&mut reach.waiting);
         for (i, result) in modelled {
             if let Ok(m) = &result {
