@@ -13,6 +13,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::callgraph::CallGraph;
@@ -28,6 +29,10 @@ pub type LockId = usize;
 /// compound: on the real-code ledger, findings whose best path needed two guesses or more were
 /// nearly all false.
 const MAX_GUESSES_PER_PATH: usize = 1;
+
+/// Bindings explored at once per thread: enough for the threads to share a batch's work, few
+/// enough that a batch's reaches stay a small part of the run's memory.
+const BINDINGS_PER_THREAD: usize = 8;
 
 /// A function entered in a GIL state with a set of locks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -168,18 +173,24 @@ pub struct ReleasedUse {
     pub others: Vec<usize>,
 }
 
-struct Builder<'p> {
+/// What exploring a binding needs: the program, and the locks and sets of held locks its nodes
+/// name, numbered as they are first met.
+struct Walker<'p> {
     program: &'p Program,
     graph: &'p CallGraph,
+    /// See [`Walker::filled_at_import`].
+    filled_at_import: &'p FxHashSet<Lock>,
     lock_ids: FxHashMap<Lock, LockId>,
     locks: Vec<Lock>,
     held_ids: FxHashMap<Vec<LockId>, usize>,
     held_sets: Vec<Vec<LockId>>,
+}
+
+struct Builder<'p> {
+    walker: Walker<'p>,
     edges: BTreeMap<Edge, BTreeMap<Span, Witness>>,
     holders: BTreeMap<LockId, BTreeMap<Span, Witness>>,
     released_uses: BTreeMap<(FnId, Span, usize), ReleasedUse>,
-    /// See [`Builder::filled_at_import`].
-    filled_at_import: FxHashSet<Lock>,
 }
 
 impl Facts {
@@ -190,31 +201,45 @@ impl Facts {
     /// Builds the facts, handing each binding's [`Reach`] to `visit` once its facts are taken.
     /// A run keeps none: on a large program every binding's reach together was a fifth of the
     /// run's peak memory.
+    ///
+    /// The bindings are explored in parallel, each by a walker of its own, a batch at a time (a
+    /// batch's reaches are held together); each reach then takes the numbers of the run's walker
+    /// in binding order, and its facts are recorded, so the facts are those of exploring the
+    /// bindings one after another.
     fn build_visiting(program: &Program, graph: &CallGraph, mut visit: impl FnMut(Reach)) -> Self {
+        let none_filled = FxHashSet::default();
+        let mut walker = Walker::new(program, graph, &none_filled);
+        let filled_at_import = walker.filled_at_import();
         let mut builder = Builder {
-            program,
-            graph,
-            lock_ids: FxHashMap::default(),
-            locks: Vec::new(),
-            held_ids: FxHashMap::default(),
-            held_sets: Vec::new(),
+            walker: Walker {
+                filled_at_import: &filled_at_import,
+                ..walker
+            },
             edges: BTreeMap::new(),
             holders: BTreeMap::new(),
             released_uses: BTreeMap::new(),
-            filled_at_import: FxHashSet::default(),
         };
-        builder.held_set(Vec::new());
-        builder.filled_at_import = builder.filled_at_import();
-        for binding in 0..program.bindings.len() {
-            let reach = builder.explore(binding);
-            builder.record_edges(&reach);
-            builder.record_released_uses(&reach);
-            visit(reach);
+        let bindings: Vec<usize> = (0..program.bindings.len()).collect();
+        for batch in bindings.chunks(rayon::current_num_threads() * BINDINGS_PER_THREAD) {
+            let explored: Vec<(Reach, Walker)> = batch
+                .par_iter()
+                .with_max_len(1)
+                .map(|&binding| {
+                    let mut walker = Walker::new(program, graph, &filled_at_import);
+                    (walker.explore(binding), walker)
+                })
+                .collect();
+            for (mut reach, explorer) in explored {
+                builder.walker.adopt(&mut reach, &explorer);
+                builder.record_edges(&reach);
+                builder.record_released_uses(&reach);
+                visit(reach);
+            }
         }
         Facts {
             released_uses: builder.released_uses,
-            locks: builder.locks,
-            held_sets: builder.held_sets,
+            locks: builder.walker.locks,
+            held_sets: builder.walker.held_sets,
             edges: builder.edges,
             holders: builder.holders,
         }
@@ -252,7 +277,47 @@ impl Facts {
     }
 }
 
-impl Builder<'_> {
+impl<'p> Walker<'p> {
+    /// A walker that has met no lock yet: the empty set of held locks is set 0.
+    fn new(
+        program: &'p Program,
+        graph: &'p CallGraph,
+        filled_at_import: &'p FxHashSet<Lock>,
+    ) -> Self {
+        let mut walker = Walker {
+            program,
+            graph,
+            filled_at_import,
+            lock_ids: FxHashMap::default(),
+            locks: Vec::new(),
+            held_ids: FxHashMap::default(),
+            held_sets: Vec::new(),
+        };
+        walker.held_set(Vec::new());
+        walker
+    }
+
+    /// Renumbers `reach`, explored by `explorer`, with this walker's locks and sets, numbering
+    /// those it has not met in the order `explorer` met them: as if this walker had explored it.
+    fn adopt(&mut self, reach: &mut Reach, explorer: &Walker) {
+        let locks: Vec<LockId> = explorer
+            .locks
+            .iter()
+            .map(|lock| self.lock_id(lock.kind.clone(), &lock.name))
+            .collect();
+        let sets: Vec<usize> = explorer
+            .held_sets
+            .iter()
+            .map(|set| self.held_set(set.iter().map(|&lock| locks[lock]).collect()))
+            .collect();
+        for node in &mut reach.order {
+            node.held = sets[node.held];
+            if let Some((_, lock)) = &mut node.lent {
+                *lock = locks[*lock];
+            }
+        }
+    }
+
     fn lock_id(&mut self, kind: LockKind, name: &str) -> LockId {
         let lock = Lock {
             kind,
@@ -313,7 +378,7 @@ impl Builder<'_> {
 
     /// Whether another thread can hold or wait for the lock of `region` while `node` runs: not
     /// when it is a field of an object that is not yet published, nor when it is a once cell
-    /// filled at import (see [`Builder::filled_at_import`]).
+    /// filled at import (see [`Walker::filled_at_import`]).
     fn contended(&self, region: &LockRegion, node: Node) -> bool {
         // Asked for every region at every call: the set is looked up only for the kinds it holds.
         let filled_at_import =
@@ -537,22 +602,24 @@ impl Builder<'_> {
         }
         reach
     }
+}
 
+impl Builder<'_> {
     /// Records the uses of the Python API that `reach` makes with the GIL released. A test that
     /// uses Python without the GIL fails when it runs (see `Binding::test`): its uses are not
     /// recorded. What a lambda the project keeps in a container captured is destroyed where the
     /// project drops the entry, which is not followed, not after each run of its body.
     fn record_released_uses(&mut self, reach: &Reach) {
         let binding = reach.binding;
-        if self.program.bindings[binding].test {
+        if self.walker.program.bindings[binding].test {
             return;
         }
         for (at, &node) in reach.order.iter().enumerate() {
             let (function, state) = (node.function, node.state);
-            let f = &self.program.functions[function];
+            let f = &self.walker.program.functions[function];
             for (index, py_use) in f.py_uses.iter().enumerate() {
                 if !py_use.needs_gil_check
-                    || py_use.at_destruction && self.graph.kept_for_later(function)
+                    || py_use.at_destruction && self.walker.graph.kept_for_later(function)
                     || f.gil_state_at(py_use.span.start, state) != GilState::Released
                 {
                     continue;
@@ -561,7 +628,7 @@ impl Builder<'_> {
                 match self.released_uses.get_mut(&key) {
                     // The path with the fewest guessed calls is the one to show.
                     Some(known) if reach.guesses(at) < guesses(&known.trace) => {
-                        let trace = trace_to(self.program, reach, at, py_use.span.start);
+                        let trace = trace_to(self.walker.program, reach, at, py_use.span.start);
                         if known.binding != binding {
                             known.others.retain(|&b| b != binding);
                             known.others.push(known.binding);
@@ -574,7 +641,7 @@ impl Builder<'_> {
                     }
                     Some(_) => {}
                     None => {
-                        let trace = trace_to(self.program, reach, at, py_use.span.start);
+                        let trace = trace_to(self.walker.program, reach, at, py_use.span.start);
                         self.released_uses.insert(
                             key,
                             ReleasedUse {
@@ -594,21 +661,23 @@ impl Builder<'_> {
             let Node {
                 function, state, ..
             } = node;
-            let f = &self.program.functions[function];
+            let f = &self.walker.program.functions[function];
             let mut found: Vec<(Edge, Span, String)> = Vec::new();
             for region in &f.lock_regions {
                 if region.waits
-                    && self.contended(region, node)
+                    && self.walker.contended(region, node)
                     && f.gil_state_at(region.span.start, state) == GilState::Held
                 {
-                    let lock = self.lock_id(region.kind.clone(), &region.lock);
-                    let what = format!("waits for {}", self.locks[lock].describe());
+                    let lock = self.walker.lock_id(region.kind.clone(), &region.lock);
+                    let what = format!("waits for {}", self.walker.locks[lock].describe());
                     found.push((Edge::Wait(lock), region.span, what));
                     // A party holding the GIL at the barrier arrives only once the GIL is free:
                     // the other parties wait for it as for work that needs the GIL.
                     if region.kind == LockKind::Barrier {
-                        let what =
-                            format!("reaches {} holding the GIL", self.locks[lock].describe());
+                        let what = format!(
+                            "reaches {} holding the GIL",
+                            self.walker.locks[lock].describe()
+                        );
                         found.push((Edge::Acquire(lock), region.span, what));
                     }
                     // The item leased here goes to an object that Python frees: it comes back
@@ -616,7 +685,7 @@ impl Builder<'_> {
                     if region.kind == LockKind::Pool {
                         let what = format!(
                             "leases an item of {} to an object that Python frees",
-                            self.locks[lock].describe()
+                            self.walker.locks[lock].describe()
                         );
                         found.push((Edge::Acquire(lock), region.span, what));
                     }
@@ -626,7 +695,7 @@ impl Builder<'_> {
                 if switch.to == GilState::Held
                     && gil_state_without(f, i, switch.span.start, state) == GilState::Released
                 {
-                    for lock in self.locks_at(node, switch.span.start) {
+                    for lock in self.walker.locks_at(node, switch.span.start) {
                         let what = format!("takes the GIL with {}", switch.what);
                         found.push((Edge::Acquire(lock), switch.span, what));
                     }
@@ -638,7 +707,7 @@ impl Builder<'_> {
                 {
                     let end = switch.scope.end.saturating_sub(1);
                     let released_at = switch.span.start;
-                    let locks = self.locks_where(node, |r| {
+                    let locks = self.walker.locks_where(node, |r| {
                         r.scope.start < released_at && r.scope.contains(&end)
                     });
                     for lock in locks {
@@ -649,28 +718,28 @@ impl Builder<'_> {
             }
             for py_use in &f.py_uses {
                 if py_use.runs_code && f.gil_state_at(py_use.span.start, state) == GilState::Held {
-                    for lock in self.locks_at(node, py_use.span.start) {
+                    for lock in self.walker.locks_at(node, py_use.span.start) {
                         found.push((Edge::RunsPython(lock), py_use.span, py_use.what.clone()));
                     }
                 }
             }
             // A test's own lock orders are the library's (reached from the bindings too): from
             // it, only waits for the work of other threads count (see `Binding::test`).
-            if self.program.bindings[reach.binding].test {
-                found.retain(|(edge, _, _)| self.locks[edge.lock()].kind.is_work());
+            if self.walker.program.bindings[reach.binding].test {
+                found.retain(|(edge, _, _)| self.walker.locks[edge.lock()].kind.is_work());
             }
             for (edge, at, what) in found {
                 let holder = match edge {
                     Edge::Wait(_) => None,
                     Edge::Acquire(lock) | Edge::RunsPython(lock) => {
-                        self.holder_region(reach, index, lock, at.start)
+                        self.walker.holder_region(reach, index, lock, at.start)
                     }
                 };
                 let witness = || Witness {
                     at,
                     function,
                     what: what.clone(),
-                    trace: trace_to(self.program, reach, index, at.start),
+                    trace: trace_to(self.walker.program, reach, index, at.start),
                     bindings: BTreeSet::from([reach.binding]),
                     holder,
                 };
@@ -690,7 +759,7 @@ impl Builder<'_> {
                     Some(known) => {
                         known.bindings.insert(reach.binding);
                         if reach.guesses(index) < guesses(&known.trace) {
-                            known.trace = trace_to(self.program, reach, index, at.start);
+                            known.trace = trace_to(self.walker.program, reach, index, at.start);
                             known.holder = holder;
                         }
                     }
@@ -974,6 +1043,57 @@ mod tests {
             named(&[("released", Held), ("middle", Released), ("leaf", Released)])
         );
         assert!(facts.edges.is_empty());
+    }
+
+    #[test]
+    fn locks_are_numbered_as_met_binding_after_binding_on_any_number_of_threads() {
+        // More bindings than a batch of four threads explores at once. Binding `i` takes its own
+        // mutex, then the next binding's, and calls `h`, which takes the GIL back: the locks'
+        // numbers follow the binding order, and `h` holds each mutex for two bindings, only where
+        // each reach explored in parallel is renumbered, its sets of held locks too.
+        let bindings = 4 * BINDINGS_PER_THREAD + 3;
+        let mut body = String::from("void h() { py::gil_scoped_acquire gil; }\n");
+        for i in 0..bindings {
+            let next = (i + 1) % bindings;
+            body.push_str(&format!(
+                "std::mutex mu{i};\n\
+                 void f{i}() {{ std::lock_guard<std::mutex> a(mu{i}); \
+                 std::lock_guard<std::mutex> b(mu{next}); h(); }}\n",
+            ));
+        }
+        body.push_str("PYBIND11_MODULE(m, mod) {\n");
+        for i in 0..bindings {
+            body.push_str(&format!(
+                "  mod.def(\"f{i}\", &f{i}, py::call_guard<py::gil_scoped_release>());\n"
+            ));
+        }
+        body.push_str("}\n");
+        let mut program = crate::test_support::program(&[("ext.cpp", &cpp(&body))]);
+        program.qualify_member_locks();
+        let graph = CallGraph::build(&program);
+        for threads in [1, 4] {
+            let pool = crate::thread_pool(Some(threads)).expect("a pool");
+            let facts = pool.install(|| Facts::build(&program, &graph));
+            let names: Vec<&str> = facts.locks.iter().map(|l| l.name.as_str()).collect();
+            let expected: Vec<String> = (0..bindings).map(|i| format!("mu{i}")).collect();
+            assert_eq!(names, expected, "{threads} threads");
+            for lock in 0..bindings {
+                let holders: Vec<BTreeSet<&str>> = facts
+                    .witnesses(Edge::Acquire(lock))
+                    .map(|w| {
+                        let names = w.bindings.iter();
+                        names.map(|&b| program.bindings[b].name.as_str()).collect()
+                    })
+                    .collect();
+                let previous = format!("f{}", (lock + bindings - 1) % bindings);
+                let own = format!("f{lock}");
+                assert_eq!(
+                    holders,
+                    [BTreeSet::from([previous.as_str(), own.as_str()])],
+                    "mu{lock}, {threads} threads"
+                );
+            }
+        }
     }
 
     #[test]
