@@ -28,6 +28,9 @@ pub fn exclude_set(globs: &[String]) -> Result<GlobSet, String> {
 /// An excluded path matches a glob by its path relative to the walked root, or by any of its
 /// trailing components (`*.cu`, `third_party`, `build/**`).
 fn is_excluded(exclude: &GlobSet, root: &Path, path: &Path) -> bool {
+    if exclude.is_empty() {
+        return false;
+    }
     let relative = path.strip_prefix(root).unwrap_or(path);
     exclude.is_match(path) || matches(exclude, relative)
 }
@@ -43,46 +46,12 @@ pub fn discover(paths: &[PathBuf], exclude: &GlobSet) -> Discovered {
     let mut errors = Vec::new();
     let mut empty_roots = Vec::new();
     for root in paths {
-        let (files_before, errors_before) = (files.len(), errors.len());
-        let walker = ignore::WalkBuilder::new(root).follow_links(false).build();
-        for entry in walker {
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(err) => {
-                    errors.push(format!(
-                        "{}: {}",
-                        root.display(),
-                        input::one_line(&err.to_string())
-                    ));
-                    continue;
-                }
-            };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                // A FIFO, socket or device named on the command line: say so, rather than
-                // "no files found" (in the walk, such entries are passed over silently).
-                if entry.depth() == 0
-                    && let Ok(metadata) = entry.metadata()
-                    && !metadata.is_dir()
-                {
-                    errors.push(format!(
-                        "{}: not a regular file ({})",
-                        input::shown(root),
-                        input::kind_of(&metadata)
-                    ));
-                }
-                continue;
-            }
-            let path = entry.path();
-            if is_excluded(exclude, root, path) {
-                continue;
-            }
-            if let Some(language) = Language::of(path) {
-                files.push((path.to_path_buf(), language));
-            }
-        }
-        if files.len() == files_before && errors.len() == errors_before {
+        let found = walk(root, exclude);
+        if found.files.is_empty() && found.errors.is_empty() {
             empty_roots.push(root.clone());
         }
+        files.extend(found.files);
+        errors.extend(found.errors);
     }
     files.sort();
     files.dedup();
@@ -91,6 +60,81 @@ pub fn discover(paths: &[PathBuf], exclude: &GlobSet) -> Discovered {
         errors,
         empty_roots,
     }
+}
+
+/// What one walk found.
+#[derive(Default)]
+struct Walked {
+    files: Vec<(PathBuf, Language)>,
+    errors: Vec<String>,
+}
+
+/// Walks `root` on as many threads as the run's pool has: each directory's ignore files are
+/// read and its entries listed by whichever thread takes it (a large tree has thousands). What
+/// the threads find is merged, files and errors sorted, so the result does not depend on
+/// which thread found what.
+fn walk(root: &Path, exclude: &GlobSet) -> Walked {
+    let found = std::sync::Mutex::new(Walked::default());
+    ignore::WalkBuilder::new(root)
+        .follow_links(false)
+        .threads(rayon::current_num_threads())
+        .build_parallel()
+        .run(|| {
+            let found = &found;
+            Box::new(move |entry| {
+                if let Some(visited) = visit(root, exclude, entry) {
+                    let mut found = found.lock().expect("no walker thread panics holding it");
+                    match visited {
+                        Ok(file) => found.files.push(file),
+                        Err(error) => found.errors.push(error),
+                    }
+                }
+                ignore::WalkState::Continue
+            })
+        });
+    let mut found = found.into_inner().expect("no walker thread panicked");
+    found.files.sort();
+    found.errors.sort();
+    found
+}
+
+/// The file of a language we read that `entry` is, or the line saying why it could not be
+/// walked; `None` for anything else.
+fn visit(
+    root: &Path,
+    exclude: &GlobSet,
+    entry: Result<ignore::DirEntry, ignore::Error>,
+) -> Option<Result<(PathBuf, Language), String>> {
+    let entry = match entry {
+        Ok(entry) => entry,
+        Err(err) => {
+            return Some(Err(format!(
+                "{}: {}",
+                root.display(),
+                input::one_line(&err.to_string())
+            )));
+        }
+    };
+    if !entry.file_type().is_some_and(|t| t.is_file()) {
+        // A FIFO, socket or device named on the command line: say so, rather than "no files
+        // found" (in the walk, such entries are passed over silently).
+        if entry.depth() == 0
+            && let Ok(metadata) = entry.metadata()
+            && !metadata.is_dir()
+        {
+            return Some(Err(format!(
+                "{}: not a regular file ({})",
+                input::shown(root),
+                input::kind_of(&metadata)
+            )));
+        }
+        return None;
+    }
+    let path = entry.path();
+    if is_excluded(exclude, root, path) {
+        return None;
+    }
+    Language::of(path).map(|language| Ok((path.to_path_buf(), language)))
 }
 
 /// The most a `Cargo.toml` may hold to be read for its dependencies.
