@@ -697,6 +697,28 @@ impl Functions {
             .flat_map_iter(|functions| functions.iter())
     }
 
+    /// With their ids, in id order (as `collect` keeps it).
+    pub fn par_enumerate(&self) -> impl ParallelIterator<Item = (FnId, &Function)> {
+        let firsts: Vec<FnId> = self
+            .by_file
+            .iter()
+            .scan(0, |next, functions| {
+                let first = *next;
+                *next += functions.len();
+                Some(first)
+            })
+            .collect();
+        self.by_file
+            .par_iter()
+            .zip(firsts)
+            .flat_map_iter(|(functions, first)| {
+                functions
+                    .iter()
+                    .enumerate()
+                    .map(move |(i, f)| (first + i, f))
+            })
+    }
+
     /// Each file's functions, in id order, a file a task (a file's work varies too much for
     /// rayon's runs of files cut up front to end together).
     pub fn par_by_file(&self) -> impl IndexedParallelIterator<Item = &Vec<Function>> {

@@ -250,33 +250,56 @@ impl CallGraph {
 
 impl<'p> Index<'p> {
     fn new(program: &'p Program) -> Self {
-        let mut by_qualname: FxHashMap<&str, Vec<FnId>> = FxHashMap::default();
-        let mut by_name: FxHashMap<&str, Vec<FnId>> = FxHashMap::default();
-        let mut methods: FxHashMap<&str, Vec<(FnId, Option<&str>)>> = FxHashMap::default();
-        let class_names: FxHashSet<&str> = program
-            .classes
-            .keys()
-            .map(|c| last_segment(c))
-            .chain(program.classes.keys().map(String::as_str))
-            .collect();
-        for (id, f) in program.functions.iter().enumerate() {
-            if f.kind == FunctionKind::Lambda {
-                continue;
-            }
-            by_qualname.entry(&f.qualname).or_default().push(id);
-            by_name.entry(&f.name).or_default().push(id);
-            if f.is_method_where(|class| class_names.contains(class)) {
-                let owner = resolve::method_owner(&f.qualname);
-                methods.entry(&f.name).or_default().push((id, owner));
-            }
-        }
+        // Independent maps over the whole program, built side by side.
+        let named = || {
+            program
+                .functions
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.kind != FunctionKind::Lambda)
+        };
+        let ((by_qualname, by_name), (methods, (derived, bases))) = rayon::join(
+            || {
+                rayon::join(
+                    || group(named().map(|(id, f)| (f.qualname.as_str(), id))),
+                    || group(named().map(|(id, f)| (f.name.as_str(), id))),
+                )
+            },
+            || {
+                rayon::join(
+                    || {
+                        let class_names: FxHashSet<&str> = program
+                            .classes
+                            .keys()
+                            .map(|c| last_segment(c))
+                            .chain(program.classes.keys().map(String::as_str))
+                            .collect();
+                        group(
+                            named()
+                                .filter(|(_, f)| {
+                                    f.is_method_where(|class| class_names.contains(class))
+                                })
+                                .map(|(id, f)| {
+                                    (f.name.as_str(), (id, resolve::method_owner(&f.qualname)))
+                                }),
+                        )
+                    },
+                    || {
+                        rayon::join(
+                            || derived_classes(program, &resolve::classes_called_on(program)),
+                            || simple_bases(&program.classes),
+                        )
+                    },
+                )
+            },
+        );
         Index {
             program,
             by_qualname,
             by_name,
             methods,
-            derived: derived_classes(program, &resolve::classes_called_on(program)),
-            bases: simple_bases(&program.classes),
+            derived,
+            bases,
         }
     }
 
@@ -366,6 +389,15 @@ impl Lookup for Index<'_> {
     fn field_types(&self, class: &str, field: &str) -> Vec<String> {
         field_types_in(&self.program.fields, class, field)
     }
+}
+
+/// The values of `pairs` grouped by key, each group in the order met.
+fn group<'p, V>(pairs: impl Iterator<Item = (&'p str, V)>) -> FxHashMap<&'p str, Vec<V>> {
+    let mut groups: FxHashMap<&str, Vec<V>> = FxHashMap::default();
+    for (key, value) in pairs {
+        groups.entry(key).or_default().push(value);
+    }
+    groups
 }
 
 /// For each class (by simple name), the simple names of the bases written for any of its
@@ -462,7 +494,7 @@ struct Routes {
 /// hand-off reaches a callee that does not keep it are dropped until none is.
 fn kept_parameters(program: &Program, graph: &CallGraph) -> FxHashSet<(FnId, u32)> {
     let entries = || {
-        program.functions.iter().enumerate().flat_map(|(id, f)| {
+        program.functions.par_enumerate().flat_map_iter(|(id, f)| {
             f.kept_params
                 .iter()
                 .map(move |&(index, handed)| (id, index, handed))
@@ -523,9 +555,8 @@ fn route_passed_lambdas(program: &Program, graph: &CallGraph) -> Routes {
     };
     let mut calls_param: FxHashSet<(FnId, u32)> = program
         .functions
-        .iter()
-        .enumerate()
-        .flat_map(|(id, f)| {
+        .par_enumerate()
+        .flat_map_iter(|(id, f)| {
             f.calls.iter().enumerate().filter_map(move |(site, c)| {
                 match (&c.target, f.passed_to(site)) {
                     (CallTarget::Param(index), None) => Some((id, *index)),
@@ -544,37 +575,31 @@ fn route_passed_lambdas(program: &Program, graph: &CallGraph) -> Routes {
         }
         let inherited: Vec<(FnId, u32)> = program
             .functions
-            .iter()
-            .enumerate()
-            .flat_map(|(id, f)| {
+            .par_enumerate()
+            .flat_map_iter(|(id, f)| {
                 let (calls_param, params_called) = (&calls_param, &params_called);
-                f.calls.iter().enumerate().filter_map(move |(site, c)| {
-                    let found: Box<dyn Iterator<Item = (FnId, u32)>> = match c.target {
+                f.calls.iter().enumerate().flat_map(move |(site, c)| {
+                    let lambda_calls: &[u32] = match c.target {
                         CallTarget::Direct(lambda)
                             if program.functions[lambda].kind == FunctionKind::Lambda =>
                         {
-                            Box::new(
-                                params_called
-                                    .get(&lambda)
-                                    .into_iter()
-                                    .flatten()
-                                    .map(move |&i| (id, i)),
-                            )
+                            params_called.get(&lambda).map_or(&[], Vec::as_slice)
                         }
-                        CallTarget::Param(index) => {
-                            let passed = f.passed_to(site)?;
-                            let (consumed, in_place) = runs(calls_param, id, passed);
-                            if !(consumed || in_place) {
-                                return None;
-                            }
-                            Box::new(std::iter::once((id, index)))
-                        }
-                        _ => return None,
+                        _ => &[],
                     };
-                    Some(found)
+                    let handed_on = match c.target {
+                        CallTarget::Param(index) => f
+                            .passed_to(site)
+                            .filter(|&passed| {
+                                let (consumed, in_place) = runs(calls_param, id, passed);
+                                consumed || in_place
+                            })
+                            .map(|_| (id, index)),
+                        _ => None,
+                    };
+                    lambda_calls.iter().map(move |&i| (id, i)).chain(handed_on)
                 })
             })
-            .flatten()
             .filter(|entry| !calls_param.contains(entry))
             .collect();
         if inherited.is_empty() {
