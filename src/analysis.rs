@@ -155,6 +155,8 @@ pub struct Facts {
     /// index in its py_uses)`, with the path that follows the fewest guessed calls.
     pub released_uses: BTreeMap<(FnId, Span, usize), ReleasedUse>,
     pub locks: Vec<Lock>,
+    /// The locks of each name, in id order: only locks of one name block one another.
+    namesakes: FxHashMap<String, Vec<LockId>>,
     held_sets: Vec<Vec<LockId>>,
     /// For each edge, its witnesses by site, in site order.
     pub edges: BTreeMap<Edge, BTreeMap<Span, Witness>>,
@@ -236,8 +238,13 @@ impl Facts {
                 visit(reach);
             }
         }
+        let mut namesakes: FxHashMap<String, Vec<LockId>> = FxHashMap::default();
+        for (id, lock) in builder.walker.locks.iter().enumerate() {
+            namesakes.entry(lock.name.clone()).or_default().push(id);
+        }
         Facts {
             released_uses: builder.released_uses,
+            namesakes,
             locks: builder.walker.locks,
             held_sets: builder.walker.held_sets,
             edges: builder.edges,
@@ -253,18 +260,21 @@ impl Facts {
     /// its other mode where the modes conflict.
     pub fn blockers(&self, lock: LockId) -> impl Iterator<Item = LockId> + '_ {
         let waited = &self.locks[lock];
-        self.locks
-            .iter()
-            .enumerate()
-            .filter(move |(_, held)| held.name == waited.name && waited.kind.blocked_by(&held.kind))
-            .map(|(id, _)| id)
+        self.namesakes(lock)
+            .filter(move |&held| waited.kind.blocked_by(&self.locks[held].kind))
     }
 
     /// Waits, with the GIL held, that a holder of `held` can block, with the lock each waits for.
     pub fn waits_blocked_by(&self, held: LockId) -> impl Iterator<Item = (LockId, &Witness)> {
-        (0..self.locks.len())
-            .filter(move |&waited| self.blockers(waited).any(|h| h == held))
+        let held_kind = &self.locks[held].kind;
+        self.namesakes(held)
+            .filter(move |&waited| self.locks[waited].kind.blocked_by(held_kind))
             .flat_map(|waited| self.witnesses(Edge::Wait(waited)).map(move |w| (waited, w)))
+    }
+
+    /// The locks named as `lock` is, itself included, in id order.
+    fn namesakes(&self, lock: LockId) -> impl Iterator<Item = LockId> + '_ {
+        self.namesakes[&self.locks[lock].name].iter().copied()
     }
 
     pub fn witnesses(&self, edge: Edge) -> impl Iterator<Item = &Witness> {
