@@ -9,7 +9,7 @@
 # twice). Cold runs pass `--no-cache`. Environment:
 #   RUNS      counted runs per tool (default 10)
 #   THREADS   worker threads for both tools (default: the number of cores)
-#   GIL_LINT  the gil-lint binary (default: built here with `cargo build --release`)
+#   GIL_LINT  the gil-lint binary (default: built here with `cargo build --profile dist`, what ships)
 #   AST_GREP  the ast-grep binary (default: PyPI ast-grep-cli==$AST_GREP_VERSION installed in its
 #             own venv under target/bench/)
 #   SCALING   set to 0 to skip the scaling run
@@ -35,8 +35,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 if [[ -z "${GIL_LINT:-}" ]]; then
-  cargo build --release --locked --quiet --manifest-path "$here/Cargo.toml"
-  GIL_LINT=$here/target/release/gil-lint
+  cargo build --profile dist --locked --quiet --manifest-path "$here/Cargo.toml"
+  GIL_LINT=$here/target/dist/gil-lint
 fi
 if [[ -z "${AST_GREP:-}" ]]; then
   venv=$here/target/bench/astgrep-venv

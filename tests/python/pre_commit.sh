@@ -82,7 +82,7 @@ expect() {  # expect HOOK-REPO STATUS DESCRIPTION ARGS...
 }
 
 # The mirror, as its own repository, installing the wheel built here and nothing from an index.
-(cd "$repo" && "$maturin" build --release --quiet --out "$work/wheels" 2>&1 | tail -n 3)
+(cd "$repo" && "$maturin" build --quiet --out "$work/wheels" 2>&1 | tail -n 3)
 "$python" -m pip download --quiet --disable-pip-version-check --only-binary=:all: \
   --dest "$work/wheels" setuptools==84.2.1
 cp -r "$repo/pre-commit-mirror" "$work/mirror"

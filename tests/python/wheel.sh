@@ -8,7 +8,7 @@ repo="$PWD"
 venv maturin maturin==1.16.0
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-"$VENV/bin/maturin" build --release --quiet --out "$work/dist" 2>&1 | tail -n 3
+"$VENV/bin/maturin" build --quiet --out "$work/dist" 2>&1 | tail -n 3
 wheel=("$work"/dist/gil_lint-*.whl)
 echo "built ${wheel[0]##*/}"
 "${PYTHON:-python3}" -m venv "$work/user"
