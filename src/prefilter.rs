@@ -45,7 +45,7 @@ use crate::frontend::scan::{Definitions, Seeds, key, scan};
 use crate::knowledge::Knowledge;
 use crate::model::{
     CallTarget, FieldTypes, FileModel, FnId, Function, FunctionKind, add_fields, field_types_in,
-    is_translation_unit, last_segment, owner_of,
+    is_translation_unit, last_segment, owner_of, split_path,
 };
 
 /// What the pre-filter reads in one file's text: whether the file is kept from the start, and
@@ -194,21 +194,26 @@ impl Index {
         segments.all(|s| self.scopes[file].contains(key(s)))
     }
 
-    /// The files that may define a function with this qualified name: the Rust files whose
-    /// module path starts it, the C/C++ files whose names may qualify it.
-    fn qualname_definers(&self, qualname: &str) -> Vec<usize> {
-        let name = last_segment(qualname);
-        let owner = owner_of(qualname);
+    /// The files that may define a function with this qualified name, of those `wanted`: the
+    /// Rust files whose module path starts it, the C/C++ files whose names may qualify it.
+    fn qualname_definers(&self, qualname: &str, wanted: impl Fn(usize) -> bool) -> Vec<usize> {
+        let (owner, name) = split_path(qualname).unwrap_or(("", qualname));
         let Some(definers) = self.functions.get(key(name)) else {
             return Vec::new();
         };
+        // Most names looked up are scope and `using` guesses that nothing defines, and most are
+        // looked up once every file that may define their last segment is parsed: then none is
+        // wanted, and the qualifiers need not be matched.
+        if !definers.files.iter().any(|&j| wanted(j)) {
+            return Vec::new();
+        }
         let defines = |j: &usize| definers.files.binary_search(j).is_ok();
         let qualifiers = qualifier_hashes(owner.split("::"));
         let mut files: Vec<usize> = definers
             .unscoped
             .iter()
             .copied()
-            .filter(|&j| self.scopes[j].contains_all(&qualifiers))
+            .filter(|&j| wanted(j) && self.scopes[j].contains_all(&qualifiers))
             .collect();
         let mut module = String::new();
         for segment in owner.split("::") {
@@ -217,7 +222,7 @@ impl Index {
             }
             module.push_str(segment);
             for &j in self.files_of_module.get(&module).into_iter().flatten() {
-                if defines(&j) && self.may_qualify(j, owner) {
+                if wanted(j) && defines(&j) && self.may_qualify(j, owner) {
                     files.push(j);
                 }
             }
@@ -521,7 +526,7 @@ impl<T: AsRef<FileModel>> Lookup for Partial<'_, T> {
     }
 
     fn with_qualname(&self, qualname: &str) -> Vec<(usize, FnId)> {
-        self.note(self.index.qualname_definers(qualname));
+        self.note(self.index.qualname_definers(qualname, |j| self.unparsed(j)));
         self.parsed
             .by_qualname
             .get(&name_hash(qualname))
