@@ -281,25 +281,31 @@ pub fn names_python_type(text: &str, python_types: &foldhash::HashSet<String>) -
     {
         return false;
     }
-    let tokens: Vec<Token> = RustLexer::new(text).collect();
-    let starts_upper = |token: Option<&Token>| match token {
-        Some(Token::Ident(start, _)) => text.as_bytes()[*start].is_ascii_uppercase(),
+    let starts_upper = |token: Option<Token>| match token {
+        Some(Token::Ident(start, _)) => bytes[start].is_ascii_uppercase(),
         _ => false,
     };
-    tokens.iter().enumerate().any(|(i, token)| {
-        let Token::Ident(start, end) = *token else {
-            return false;
-        };
-        let word = &text[start..end];
-        let python = python_types.contains(word)
-            || word
-                .strip_prefix("Py")
-                .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()));
-        let before_path = tokens.get(i + 1) == Some(&Token::Scope);
-        let in_path = i > 0 && tokens[i - 1] == Token::Scope;
-        let before_function = before_path && !starts_upper(tokens.get(i + 2));
-        python && (before_function || !(before_path || in_path))
-    })
+    // The token before, the token, and the two after it: read as the lexer goes, so that a file
+    // stops being lexed at its first Python type.
+    let mut lexer = RustLexer::new(text);
+    let mut window = [None, lexer.next(), lexer.next(), lexer.next()];
+    while let [before, Some(token), next, after] = window {
+        if let Token::Ident(start, end) = token {
+            let word = &text[start..end];
+            let python = python_types.contains(word)
+                || word
+                    .strip_prefix("Py")
+                    .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()));
+            let before_path = next == Some(Token::Scope);
+            let in_path = before == Some(Token::Scope);
+            let before_function = before_path && !starts_upper(after);
+            if python && (before_function || !(before_path || in_path)) {
+                return true;
+            }
+        }
+        window = [Some(token), next, after, lexer.next()];
+    }
+    false
 }
 
 /// Whether the text names one of `crates` as a path's first segment (`pyo3_log::init()`,
