@@ -690,13 +690,6 @@ impl Functions {
         self.by_file.iter().flatten()
     }
 
-    /// In id order (as `collect` keeps it).
-    pub fn par_iter(&self) -> impl ParallelIterator<Item = &Function> {
-        self.by_file
-            .par_iter()
-            .flat_map_iter(|functions| functions.iter())
-    }
-
     /// With their ids, in id order (as `collect` keeps it).
     pub fn par_enumerate(&self) -> impl ParallelIterator<Item = (FnId, &Function)> {
         let firsts: Vec<FnId> = self
